@@ -1,0 +1,220 @@
+//! Sparse assembly of one level's residual and iteration matrix.
+//!
+//! The sparsity pattern is built once per topology (element set and fixed nodes): every
+//! element's dense local block over its global unknowns is pushed into `sprs` triplets and
+//! converted to CSC, and a *slot map* records, for each local entry `(i, j)`, its index in the
+//! CSC value array. Each Newton iteration then zeroes the values and scatters the element blocks
+//! in place: no allocation, no sorting (architecture.md §2.4).
+//!
+//! Global unknown order of a level: the free nodes' unknowns (node order), then the
+//! multipliers of the elements contributing to that level (element order).
+
+use crate::element::{Element, Level};
+use crate::node::NodeDef;
+use nalgebra::{DMatrix, DVector};
+use sprs::{CsMat, TriMat};
+
+/// Marks a local unknown that has no global unknown (fixed node).
+pub const FIXED: usize = usize::MAX;
+
+/// Numbering of the node unknowns shared by all levels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeNumbering {
+    /// First global unknown of each node, or [`FIXED`] for fixed nodes.
+    pub offset: Vec<usize>,
+    /// Number of node unknowns (6 per free frame node, 3 per free point node).
+    pub n_dofs: usize,
+}
+
+impl NodeNumbering {
+    /// Number the free nodes' unknowns consecutively in node order.
+    pub fn new(nodes: &[NodeDef]) -> Self {
+        let mut offset = Vec::with_capacity(nodes.len());
+        let mut n = 0;
+        for node in nodes {
+            if node.fixed {
+                offset.push(FIXED);
+            } else {
+                offset.push(n);
+                n += node.kind.ndof();
+            }
+        }
+        Self { offset, n_dofs: n }
+    }
+}
+
+/// Pattern, slot map and value storage of one level's linear system.
+#[derive(Clone, Debug)]
+pub struct LevelSystem {
+    /// Level this system belongs to.
+    pub level: Level,
+    /// Total unknowns (node unknowns + multipliers).
+    pub n: usize,
+    /// Number of node unknowns (multipliers start here).
+    pub n_node_dofs: usize,
+    /// Per element: first global multiplier unknown (index into the multiplier vector of this
+    /// level, i.e. relative to `n_node_dofs`) and count.
+    pub mult_range: Vec<(usize, usize)>,
+    /// Per element: contributes to this level.
+    pub active: Vec<bool>,
+    /// Per element: range into `dofs` (local unknown → global unknown or [`FIXED`]).
+    dof_range: Vec<(usize, usize)>,
+    dofs: Vec<usize>,
+    /// Per element: start of its column-major local block in `slots`.
+    slot_start: Vec<usize>,
+    slots: Vec<usize>,
+    /// The iteration matrix in CSC form (pattern fixed; values refilled every iteration).
+    pub matrix: CsMat<f64>,
+    /// Right-hand side / residual vector.
+    pub rhs: Vec<f64>,
+    /// Largest local system size over the elements of this level.
+    pub max_local: usize,
+    /// Pattern generation (changes when the pattern is rebuilt).
+    pub generation: u64,
+}
+
+impl LevelSystem {
+    /// Build the pattern of `level` for the given elements.
+    pub fn new(
+        level: Level,
+        nodes: &[NodeDef],
+        numbering: &NodeNumbering,
+        elements: &[Box<dyn Element>],
+        generation: u64,
+    ) -> Self {
+        let mut mult_range = Vec::with_capacity(elements.len());
+        let mut active = Vec::with_capacity(elements.len());
+        let mut n_mult = 0;
+        for e in elements {
+            let on = e.levels().contains(level);
+            let m = if on { e.n_mult(level) } else { 0 };
+            mult_range.push((n_mult, m));
+            active.push(on);
+            n_mult += m;
+        }
+        let n_node_dofs = numbering.n_dofs;
+        let n = n_node_dofs + n_mult;
+
+        let mut dof_range = Vec::with_capacity(elements.len());
+        let mut dofs = Vec::new();
+        for (ie, e) in elements.iter().enumerate() {
+            let start = dofs.len();
+            if active[ie] {
+                for id in e.nodes() {
+                    let node = &nodes[id.index()];
+                    let off = numbering.offset[id.index()];
+                    for k in 0..node.kind.ndof() {
+                        dofs.push(if off == FIXED { FIXED } else { off + k });
+                    }
+                }
+                let (m0, m) = mult_range[ie];
+                dofs.extend((0..m).map(|k| n_node_dofs + m0 + k));
+            }
+            dof_range.push((start, dofs.len()));
+        }
+
+        // Every diagonal entry is structurally present (keeps the LU well-posed when a
+        // level has no contribution to some unknown, e.g. a massless free node).
+        let nnz_guess: usize = dof_range
+            .iter()
+            .map(|(a, b)| (b - a) * (b - a))
+            .sum::<usize>()
+            + n;
+        let mut tri = TriMat::with_capacity((n, n), nnz_guess);
+        for i in 0..n {
+            tri.add_triplet(i, i, 0.0);
+        }
+        for &(a, b) in &dof_range {
+            for &c in &dofs[a..b] {
+                if c == FIXED {
+                    continue;
+                }
+                for &r in &dofs[a..b] {
+                    if r != FIXED {
+                        tri.add_triplet(r, c, 0.0);
+                    }
+                }
+            }
+        }
+        let matrix: CsMat<f64> = tri.to_csc();
+
+        let mut slot_start = Vec::with_capacity(elements.len());
+        let mut slots = Vec::new();
+        let mut max_local = 0;
+        for &(a, b) in &dof_range {
+            slot_start.push(slots.len());
+            max_local = max_local.max(b - a);
+            for &c in &dofs[a..b] {
+                for &r in &dofs[a..b] {
+                    let s = if r == FIXED || c == FIXED {
+                        FIXED
+                    } else {
+                        // Every (r, c) was inserted above, so the lookup cannot fail.
+                        matrix.nnz_index(r, c).map_or(FIXED, |k| k.0)
+                    };
+                    slots.push(s);
+                }
+            }
+        }
+        Self {
+            level,
+            n,
+            n_node_dofs,
+            mult_range,
+            active,
+            dof_range,
+            dofs,
+            slot_start,
+            slots,
+            matrix,
+            rhs: vec![0.0; n],
+            max_local,
+            generation,
+        }
+    }
+
+    /// Number of local unknowns of element `e` at this level (0 if it does not contribute).
+    #[inline]
+    pub fn local_size(&self, e: usize) -> usize {
+        let (a, b) = self.dof_range[e];
+        b - a
+    }
+
+    /// Global unknowns of element `e` (local order), [`FIXED`] for fixed-node unknowns.
+    #[inline]
+    pub fn element_dofs(&self, e: usize) -> &[usize] {
+        let (a, b) = self.dof_range[e];
+        &self.dofs[a..b]
+    }
+
+    /// Zero the matrix values and the right-hand side (pattern kept).
+    pub fn zero(&mut self) {
+        self.matrix.data_mut().fill(0.0);
+        self.rhs.fill(0.0);
+    }
+
+    /// Add element `e`'s local residual (first `n` entries of `r`) into `rhs` and, if
+    /// `hessian` is given, its local matrix (top-left `n×n` block) into the matrix values.
+    pub fn scatter(&mut self, e: usize, r: &DVector<f64>, hessian: Option<&DMatrix<f64>>) {
+        let (a, b) = self.dof_range[e];
+        let n = b - a;
+        for i in 0..n {
+            let g = self.dofs[a + i];
+            if g != FIXED {
+                self.rhs[g] += r[i];
+            }
+        }
+        if let Some(h) = hessian {
+            let s0 = self.slot_start[e];
+            let data = self.matrix.data_mut();
+            for j in 0..n {
+                for i in 0..n {
+                    let s = self.slots[s0 + j * n + i];
+                    if s != FIXED {
+                        data[s] += h[(i, j)];
+                    }
+                }
+            }
+        }
+    }
+}

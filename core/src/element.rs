@@ -1,0 +1,294 @@
+//! The three-level `Element` trait (spec `nsga.md` §11) and the local views it works on.
+//!
+//! An element reads a gathered [`LocalState`] of its own nodes (in the order of
+//! [`Element::nodes`]) and its own multipliers, and **adds** into a pre-zeroed
+//! [`LocalSystem`]: a residual vector and its Hessian (iteration matrix). It never sees
+//! global indices. Local unknown order: the nodes' unknowns in node order (frame node:
+//! `[δx(3), δΘ(3)]`, point node: `[δx(3)]`), then the element's multipliers of that level.
+//!
+//! Sign convention (spec §4–§6): residual = inertia − forces − constraint forces; the solver
+//! solves `S Δ = −r`. Hessian columns are derivatives with respect to the level's unknown:
+//!
+//! | level | node unknown `u` | configuration moves as | velocity | acceleration |
+//! |---|---|---|---|---|
+//! | smooth | `ṽ` | `dq = dq_dv · T du` | `dv = du` | `dv̇ = dvdot_dv du` |
+//! | position | `U` | `dq = T du` | – | – |
+//! | velocity | `W` | frozen | `dv = du` | – |
+//! | static | `U` | `dq = T du` | – | – |
+//!
+//! where for rotational unknowns `dq = T du` means the material variation `δΘ = T δu` with the
+//! per-node [`LocalState::rot_tangent`] `T` (identity for translations). Elements compute
+//! configuration derivatives with respect to material variations `δR = R hat(δΘ)` and multiply
+//! their rotational columns by `T` (see [`LocalState::rot_tangent`]).
+
+use crate::node::{NodeId, NodeKind, NodeState};
+use nalgebra::{DMatrixViewMut, DVectorViewMut, Matrix3, Vector3, Vector6};
+use std::fmt;
+
+/// Sub-problems of the decoupled NSGA step (spec §3), plus static equilibrium.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Smooth motion (§4): unknowns `ṽ_{n+1}`, bilateral multipliers `λ̃` at velocity level.
+    Smooth,
+    /// Position correction (§5): unknowns `U`, multipliers `ν`.
+    Position,
+    /// Velocity jump (§6): unknowns `W`, impulses `Λ`.
+    Velocity,
+    /// Quasi-static equilibrium (load stepping): unknowns `U`, multipliers `ν`;
+    /// residual `−f(q) − g_qᵀ(k ν − p g)`, `−k g`.
+    Static,
+}
+
+impl Level {
+    /// The three dynamic levels in the order the NSGA step solves them.
+    pub const DYNAMIC: [Level; 3] = [Level::Smooth, Level::Position, Level::Velocity];
+
+    /// Index used for per-level arrays: smooth 0, position 1, velocity 2, static 3.
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            Level::Smooth => 0,
+            Level::Position => 1,
+            Level::Velocity => 2,
+            Level::Static => 3,
+        }
+    }
+
+    /// Lower-case name ("smooth", "position", "velocity", "static").
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Smooth => "smooth",
+            Level::Position => "position",
+            Level::Velocity => "velocity",
+            Level::Static => "static",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of [`Level`]s (bit set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Levels(u8);
+
+impl Levels {
+    /// No level.
+    pub const NONE: Levels = Levels(0);
+    /// Smooth level only.
+    pub const SMOOTH: Levels = Levels(1);
+    /// Position level only.
+    pub const POSITION: Levels = Levels(2);
+    /// Velocity level only.
+    pub const VELOCITY: Levels = Levels(4);
+    /// Static level only.
+    pub const STATIC: Levels = Levels(8);
+    /// All four levels (inertia, forces and bilateral joints).
+    pub const ALL: Levels = Levels(15);
+    /// Position and velocity levels (unilateral contacts, spec §11.2).
+    pub const CONTACT: Levels = Levels(2 | 4);
+
+    /// Whether `level` is in the set.
+    #[inline]
+    pub fn contains(self, level: Level) -> bool {
+        self.0 & (1 << level.index()) != 0
+    }
+
+    /// Union of two sets.
+    #[inline]
+    pub const fn union(self, other: Levels) -> Levels {
+        Levels(self.0 | other.0)
+    }
+}
+
+/// Scalar context of one level evaluation (shared by all elements).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepCx {
+    /// The level being assembled.
+    pub level: Level,
+    /// Time `t_{n+1}` [s] (load factor for [`Level::Static`]).
+    pub t: f64,
+    /// Step size `h` [s] (0 for static).
+    pub h: f64,
+    /// Gravity acceleration [m/s²] in the inertial frame.
+    pub gravity: Vector3<f64>,
+    /// Scaling factor `k` of this level's multipliers (`k_s`, `k_p`, `k_v`; spec §10).
+    pub k: f64,
+    /// Penalty `p` of this level's augmented Lagrangian (`p_s`, `p_p`, `p_v`).
+    pub p: f64,
+    /// Smooth-level scaling `k_s`: the physical smooth reaction is `k_s λ̃` (spec §5).
+    pub k_s: f64,
+    /// `∂q/∂u`: `hβ/γ` (smooth), 1 (position, static), 0 (velocity).
+    pub dq_dv: f64,
+    /// `∂v̇/∂u`: `(1−α_m)/(hγ(1−α_f))` (smooth), 0 otherwise.
+    pub dvdot_dv: f64,
+    /// `∂v/∂u`: 1 (smooth, velocity), 0 (position, static).
+    pub dv_dv: f64,
+    /// Weight of the force difference in the correction residuals: `h²/2` (position, spec §5),
+    /// `h` (velocity, §6); 1 for smooth and static.
+    pub force_weight: f64,
+}
+
+/// Read-only gathered view of an element's nodes and multipliers (spec §11.1).
+#[derive(Clone, Copy, Debug)]
+pub struct LocalState<'a> {
+    /// Current iterate of this level: `(q̃, ṽ, v̇̃)` smooth, `(q̃⊕U, ṽ)` position, `(q, ṽ+W)` velocity.
+    pub nodes: &'a [NodeState],
+    /// Converged state at `t_n` (`q_n`, `v_n`): Newton impact law, incremental rotations.
+    pub prev: &'a [NodeState],
+    /// Converged smooth result `(q̃, ṽ, v̇̃)` of this step (equal to `nodes` at the smooth level).
+    pub smooth: &'a [NodeState],
+    /// Per-node rotation tangent `T` for configuration columns (spec §12): `T(Δψ)` smooth,
+    /// `T(U_Θ)` position/static, identity at velocity level and for point nodes.
+    pub rot_tangent: &'a [Matrix3<f64>],
+    /// Per-node increment of the level: `U` (position/static), `W` (velocity),
+    /// `[Δx; Δψ]` from `q_n` (smooth). Angular part material.
+    pub incr: &'a [Vector6<f64>],
+    /// This element's multipliers at this level (`len = n_mult(level)`).
+    pub mult: &'a [f64],
+    /// This element's converged smooth multipliers `λ̃` (scaled; reaction `k_s λ̃`).
+    pub mult_smooth: &'a [f64],
+}
+
+/// Local output buffers an element adds into (pre-zeroed by the assembler).
+pub struct LocalSystem<'a> {
+    /// Residual `r_e` (length = local unknowns).
+    pub residual: DVectorViewMut<'a, f64>,
+    /// Hessian `∂r_e/∂u` (square, local unknowns).
+    pub hessian: DMatrixViewMut<'a, f64>,
+    /// Optional magnitude of the individual force terms of this element (e.g. `|M v̇| + |f|`),
+    /// added to the reference of the convergence test (spec §10, B.44). The assembler adds the
+    /// norm of the element residual itself.
+    pub reference: f64,
+}
+
+/// Mechanical energy of an element [J].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Energy {
+    /// Kinetic energy [J].
+    pub kinetic: f64,
+    /// Potential energy (gravity, elastic) [J].
+    pub potential: f64,
+}
+
+/// One named output channel of an element, written to HDF5 `/elements/<name>/<output>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    /// Dataset name (snake_case).
+    pub name: &'static str,
+    /// Number of values per step.
+    pub len: usize,
+    /// Unit (SI), e.g. "N", "N*s", "m".
+    pub unit: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+}
+
+/// Everything an element may report after a converged step.
+#[derive(Clone, Copy, Debug)]
+pub struct OutputState<'a> {
+    /// Converged nodes at `t_{n+1}`.
+    pub nodes: &'a [NodeState],
+    /// Converged smooth multipliers `λ̃` (scaled by `k_s`).
+    pub mult_smooth: &'a [f64],
+    /// Converged position multipliers `ν` (scaled by `k_p`).
+    pub mult_position: &'a [f64],
+    /// Converged velocity multipliers `Λ` (scaled by `k_v`).
+    pub mult_velocity: &'a [f64],
+    /// `k_s`, `k_p`, `k_v`.
+    pub k: [f64; 3],
+    /// Step size [s].
+    pub h: f64,
+    /// Gravity [m/s²].
+    pub gravity: Vector3<f64>,
+}
+
+/// Error raised by an element while evaluating a level.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ElementError {
+    /// The state makes the element undefined (zero-length spring, NaN, ...).
+    #[error("invalid state: {0}")]
+    InvalidState(String),
+}
+
+/// A finite element of a flexible multibody model (spec §11).
+///
+/// Implementors override the level methods listed by [`Element::levels`]. Every method adds into
+/// `out` (pre-zeroed). Multipliers are element-owned unknowns whose number per level is fixed
+/// ([`Element::n_mult`]); an inactive constraint keeps its unknown with the gap row
+/// `−k²/p · λ` so the sparsity pattern never changes with the active set (spec §7).
+pub trait Element: Send + Sync + fmt::Debug {
+    /// Registered type name, e.g. `"revolute_joint"`.
+    fn type_name(&self) -> &'static str;
+    /// The element's nodes in local order.
+    fn nodes(&self) -> &[NodeId];
+    /// Levels this element contributes to.
+    fn levels(&self) -> Levels;
+    /// Multipliers owned at `level` (must not depend on the state).
+    fn n_mult(&self, _level: Level) -> usize {
+        0
+    }
+    /// Smooth subproblem (§4): e.g. `M v̇̃ − f(q̃, ṽ, t)`, joint rows `−g_qᵀ(k_s λ̃ − p_s g_q ṽ)`, `−k_s g_q ṽ`.
+    fn smooth(
+        &self,
+        _cx: &StepCx,
+        _s: &LocalState<'_>,
+        _out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        Ok(())
+    }
+    /// Position correction (§5): e.g. `M U − (h²/2) f^p`, joint rows `−g_qᵀ(k_p ν − p_p g)`, `−k_p g`.
+    fn position(
+        &self,
+        _cx: &StepCx,
+        _s: &LocalState<'_>,
+        _out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        Ok(())
+    }
+    /// Velocity jump (§6): e.g. `M W − h f^v`, joint rows `−g_qᵀ(k_v Λ − p_v ĝ̇)`, `−k_v ĝ̇`.
+    fn velocity(
+        &self,
+        _cx: &StepCx,
+        _s: &LocalState<'_>,
+        _out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        Ok(())
+    }
+    /// Static equilibrium residual and Hessian (see [`Level::Static`]).
+    fn static_eq(
+        &self,
+        _cx: &StepCx,
+        _s: &LocalState<'_>,
+        _out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        Ok(())
+    }
+    /// Called after a level has converged (e.g. a contact freezes its position status for the
+    /// velocity level's active set, spec §6).
+    fn level_converged(&mut self, _cx: &StepCx, _s: &LocalState<'_>) {}
+    /// Called after the whole step has converged (history variables, reference frames).
+    fn commit(&mut self, _s: &OutputState<'_>) {}
+    /// Output channels (fixed for the element's lifetime).
+    fn outputs(&self) -> Vec<OutputSpec> {
+        Vec::new()
+    }
+    /// Fill the output channels, concatenated in the order of [`Element::outputs`].
+    fn write_outputs(&self, _s: &OutputState<'_>, _out: &mut [f64]) {}
+    /// Mechanical energy of the element at the given state.
+    fn energy(&self, _s: &OutputState<'_>) -> Energy {
+        Energy::default()
+    }
+    /// Mass carried by this element [kg], used for the characteristic mass of the multiplier
+    /// scaling (spec §10: `k_p = p_p = m`).
+    fn mass(&self) -> f64 {
+        0.0
+    }
+    /// Node kinds this element requires, checked when the model is assembled.
+    fn node_kinds(&self) -> Vec<Option<NodeKind>> {
+        vec![None; self.nodes().len()]
+    }
+}

@@ -1,0 +1,1 @@
+//! Finite-difference checks of element Hessians (filled in by the element-test work).

@@ -1,0 +1,24 @@
+//! # saltus-core
+//!
+//! Nodes with Lie-group rotations, the three-level [`Element`] trait of the decoupled
+//! nonsmooth generalized-α (NSGA) step, the element registry, models, and the sparse
+//! assembly / LU machinery shared by all solvers.
+
+pub mod assembly;
+pub mod element;
+pub mod fd;
+pub mod lie;
+pub mod linear;
+pub mod model;
+pub mod node;
+pub mod output;
+pub mod registry;
+
+pub use element::{
+    Element, ElementError, Energy, Level, Levels, LocalState, LocalSystem, OutputSpec, OutputState,
+    StepCx,
+};
+pub use model::{BuildError, ElementId, Model};
+pub use node::{NodeDef, NodeId, NodeKind, NodeState};
+pub use output::{MemorySink, OutputLayout, ResultSink, SinkError, StepRecord, StepStats};
+pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

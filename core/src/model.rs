@@ -1,0 +1,308 @@
+//! A model: nodes and elements, built in code or from a model file through the registry.
+
+use crate::element::{Element, Level};
+use crate::node::{NodeDef, NodeId, NodeKind, NodeState};
+use crate::registry::{element_kind, BuildCx, ElementDef};
+use nalgebra::{UnitQuaternion, Vector3};
+use std::collections::HashSet;
+
+/// Handle of an element in a [`Model`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ElementId(pub u32);
+
+/// Errors found while building or validating a model. Each names the offending item.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    /// The element type is not registered.
+    #[error("element `{element}`: unknown type `{type_name}`; registered types: {}", known.join(", "))]
+    UnknownType {
+        /// Element name.
+        element: String,
+        /// The unknown type name.
+        type_name: String,
+        /// Registered type names.
+        known: Vec<String>,
+    },
+    /// An element refers to a node that does not exist.
+    #[error("element `{element}`: unknown node `{node}`")]
+    UnknownNode {
+        /// Element name.
+        element: String,
+        /// Node name.
+        node: String,
+    },
+    /// Wrong number of nodes for the element type.
+    #[error("element `{element}` ({type_name}): expects {expected} node(s), got {got}")]
+    NodeCount {
+        /// Element name.
+        element: String,
+        /// Element type.
+        type_name: String,
+        /// Expected count.
+        expected: usize,
+        /// Given count.
+        got: usize,
+    },
+    /// A node has the wrong kind for the element.
+    #[error("element `{element}`: node `{node}` must be a {expected:?} node")]
+    NodeKind {
+        /// Element name.
+        element: String,
+        /// Node name.
+        node: String,
+        /// Required kind.
+        expected: NodeKind,
+    },
+    /// The parameters could not be deserialized (unknown field, wrong type, missing field).
+    #[error("element `{element}` ({type_name}): {message}")]
+    Parameters {
+        /// Element name.
+        element: String,
+        /// Element type.
+        type_name: String,
+        /// serde's message (names the field).
+        message: String,
+    },
+    /// A parameter has an invalid value (negative mass, zero length, ...).
+    #[error("element `{element}`: parameter `{parameter}` {message}")]
+    InvalidParameter {
+        /// Element name.
+        element: String,
+        /// Parameter name.
+        parameter: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two nodes or two elements share a name.
+    #[error("duplicate {what} name `{name}`")]
+    DuplicateName {
+        /// "node" or "element".
+        what: &'static str,
+        /// The duplicated name.
+        name: String,
+    },
+    /// A node definition is invalid (non-finite position, ...).
+    #[error("node `{node}`: {message}")]
+    InvalidNode {
+        /// Node name.
+        node: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The model as a whole is unusable (e.g. a free node without mass).
+    #[error("model: {0}")]
+    Model(String),
+}
+
+/// Nodes and elements of a mechanism.
+#[derive(Debug, Default)]
+pub struct Model {
+    nodes: Vec<NodeDef>,
+    elements: Vec<Box<dyn Element>>,
+    element_names: Vec<String>,
+    node_names: HashSet<String>,
+    element_name_set: HashSet<String>,
+}
+
+impl NodeDef {
+    /// A free frame node at `x` [m] with identity rotation, at rest.
+    pub fn frame(name: impl Into<String>, x: Vector3<f64>) -> Self {
+        Self {
+            name: name.into(),
+            kind: NodeKind::Frame,
+            initial: NodeState::at(x, UnitQuaternion::identity()),
+            fixed: false,
+        }
+    }
+    /// A free point node at `x` [m], at rest.
+    pub fn point(name: impl Into<String>, x: Vector3<f64>) -> Self {
+        Self {
+            kind: NodeKind::Point,
+            ..Self::frame(name, x)
+        }
+    }
+    /// Set the initial rotation (body → inertial).
+    pub fn rotation(mut self, r: UnitQuaternion<f64>) -> Self {
+        self.initial.r = r;
+        self
+    }
+    /// Set the initial translational velocity [m/s].
+    pub fn velocity(mut self, v: Vector3<f64>) -> Self {
+        self.initial.v = v;
+        self
+    }
+    /// Set the initial angular velocity [rad/s], given in the **inertial** (spatial) frame.
+    /// Call after [`NodeDef::rotation`].
+    pub fn angular_velocity(mut self, omega_spatial: Vector3<f64>) -> Self {
+        self.initial.omega = self.initial.r.inverse() * omega_spatial;
+        self
+    }
+    /// Make the node fixed (its state never changes; no unknowns).
+    pub fn fixed(mut self) -> Self {
+        self.fixed = true;
+        self
+    }
+}
+
+impl Model {
+    /// An empty model.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a node; errors on a duplicate name or a non-finite initial state.
+    pub fn add_node(&mut self, def: NodeDef) -> Result<NodeId, BuildError> {
+        let s = &def.initial;
+        let finite =
+            s.x.iter()
+                .chain(s.v.iter())
+                .chain(s.omega.iter())
+                .all(|v| v.is_finite())
+                && s.r.coords.iter().all(|v| v.is_finite());
+        if !finite {
+            return Err(BuildError::InvalidNode {
+                node: def.name.clone(),
+                message: "non-finite position, rotation or velocity".into(),
+            });
+        }
+        if !self.node_names.insert(def.name.clone()) {
+            return Err(BuildError::DuplicateName {
+                what: "node",
+                name: def.name,
+            });
+        }
+        self.nodes.push(def);
+        Ok(NodeId(self.nodes.len() as u32 - 1))
+    }
+
+    /// Add an element built in code; errors on a duplicate name, an unknown node id or a wrong
+    /// node kind.
+    pub fn add_element(
+        &mut self,
+        name: impl Into<String>,
+        element: impl Element + 'static,
+    ) -> Result<ElementId, BuildError> {
+        self.add_boxed(name.into(), Box::new(element))
+    }
+
+    /// Add an element from a model-file entry through the registry.
+    pub fn add_element_def(&mut self, def: &ElementDef) -> Result<ElementId, BuildError> {
+        let kind = element_kind(&def.type_name, &def.name)?;
+        let cx = BuildCx::new(&self.nodes);
+        let element = (kind.build)(def, &cx)?;
+        self.add_boxed(def.name.clone(), element)
+    }
+
+    fn add_boxed(
+        &mut self,
+        name: String,
+        element: Box<dyn Element>,
+    ) -> Result<ElementId, BuildError> {
+        for (k, (id, kind)) in element.nodes().iter().zip(element.node_kinds()).enumerate() {
+            let Some(node) = self.nodes.get(id.index()) else {
+                return Err(BuildError::UnknownNode {
+                    element: name,
+                    node: format!("#{} (local node {k})", id.0),
+                });
+            };
+            if let Some(kind) = kind {
+                if node.kind != kind {
+                    return Err(BuildError::NodeKind {
+                        element: name,
+                        node: node.name.clone(),
+                        expected: kind,
+                    });
+                }
+            }
+        }
+        if !self.element_name_set.insert(name.clone()) {
+            return Err(BuildError::DuplicateName {
+                what: "element",
+                name,
+            });
+        }
+        self.elements.push(element);
+        self.element_names.push(name);
+        Ok(ElementId(self.elements.len() as u32 - 1))
+    }
+
+    /// Look up a node by name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| NodeId(i as u32))
+    }
+
+    /// Look up an element by name.
+    pub fn element_id(&self, name: &str) -> Option<ElementId> {
+        self.element_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| ElementId(i as u32))
+    }
+
+    /// Node definitions in id order.
+    pub fn nodes(&self) -> &[NodeDef] {
+        &self.nodes
+    }
+
+    /// Mutable node definitions (e.g. to set initial states from a static solve).
+    pub fn nodes_mut(&mut self) -> &mut [NodeDef] {
+        &mut self.nodes
+    }
+
+    /// Elements in id order.
+    pub fn elements(&self) -> &[Box<dyn Element>] {
+        &self.elements
+    }
+
+    /// Mutable access to the elements (for `commit`).
+    pub fn elements_mut(&mut self) -> &mut [Box<dyn Element>] {
+        &mut self.elements
+    }
+
+    /// Element names in id order.
+    pub fn element_names(&self) -> &[String] {
+        &self.element_names
+    }
+
+    /// Characteristic mass [kg] for multiplier scaling (spec §10): the mean mass of the
+    /// mass-carrying elements, 1 if there is none.
+    pub fn characteristic_mass(&self) -> f64 {
+        let masses: Vec<f64> = self
+            .elements
+            .iter()
+            .map(|e| e.mass())
+            .filter(|m| *m > 0.0)
+            .collect();
+        if masses.is_empty() {
+            1.0
+        } else {
+            masses.iter().sum::<f64>() / masses.len() as f64
+        }
+    }
+
+    /// Check the model before a run: every free node must be reached by an element that
+    /// contributes to all three dynamic levels (inertia), otherwise the iteration matrices
+    /// are singular.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        let mut has_inertia = vec![false; self.nodes.len()];
+        for e in &self.elements {
+            if e.mass() > 0.0 && e.levels().contains(Level::Velocity) {
+                for id in e.nodes() {
+                    has_inertia[id.index()] = true;
+                }
+            }
+        }
+        for (node, ok) in self.nodes.iter().zip(has_inertia) {
+            if !node.fixed && !ok {
+                return Err(BuildError::Model(format!(
+                    "free node `{}` carries no mass (add a rigid_body/point_mass on it, or make it fixed)",
+                    node.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,149 @@
+//! Result streaming: the solver hands each converged step to a [`ResultSink`]
+//! (the HDF5 writer of `saltus-io`, an in-memory recorder for tests, ...).
+
+use crate::element::{Energy, OutputSpec};
+use crate::node::NodeState;
+
+/// Static description of what every step record contains.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OutputLayout {
+    /// Node names, in node order.
+    pub node_names: Vec<String>,
+    /// Element names, in element order.
+    pub element_names: Vec<String>,
+    /// Element type names, in element order.
+    pub element_types: Vec<String>,
+    /// Output channels of each element.
+    pub element_outputs: Vec<Vec<OutputSpec>>,
+    /// Per element: offset of its first channel in [`StepRecord::element_values`].
+    pub element_offsets: Vec<usize>,
+    /// Total number of element output values per step.
+    pub n_element_values: usize,
+}
+
+impl OutputLayout {
+    /// Build the layout, computing the offsets.
+    pub fn new(
+        node_names: Vec<String>,
+        element_names: Vec<String>,
+        element_types: Vec<String>,
+        element_outputs: Vec<Vec<OutputSpec>>,
+    ) -> Self {
+        let mut element_offsets = Vec::with_capacity(element_outputs.len());
+        let mut n = 0;
+        for outs in &element_outputs {
+            element_offsets.push(n);
+            n += outs.iter().map(|o| o.len).sum::<usize>();
+        }
+        Self {
+            node_names,
+            element_names,
+            element_types,
+            element_outputs,
+            element_offsets,
+            n_element_values: n,
+        }
+    }
+}
+
+/// Newton statistics of one step, per level (smooth, position, velocity).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Newton iterations (linear solves) per level.
+    pub iterations: [usize; 3],
+    /// Final residual norm per level.
+    pub residual: [f64; 3],
+    /// Step size actually used [s] (smaller than the nominal one after step halving).
+    pub h: f64,
+}
+
+/// One converged step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepRecord<'a> {
+    /// Step index (0 = initial state).
+    pub step: usize,
+    /// Time [s].
+    pub t: f64,
+    /// Node states at `t`.
+    pub nodes: &'a [NodeState],
+    /// Element output values, laid out by [`OutputLayout::element_offsets`].
+    pub element_values: &'a [f64],
+    /// Newton statistics (zeros for the initial state).
+    pub stats: StepStats,
+    /// Total mechanical energy of the model.
+    pub energy: Energy,
+}
+
+/// Error reported by a sink (I/O failure, ...).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("result sink: {0}")]
+pub struct SinkError(pub String);
+
+/// Consumer of converged steps.
+pub trait ResultSink {
+    /// Called once before the first record.
+    fn begin(&mut self, layout: &OutputLayout) -> Result<(), SinkError>;
+    /// Called for the initial state and after every converged step.
+    fn record(&mut self, record: &StepRecord<'_>) -> Result<(), SinkError>;
+    /// Called at the end of the run, also after a failure (flush what was written).
+    fn finish(&mut self) -> Result<(), SinkError>;
+}
+
+/// A sink that keeps everything in memory (tests, small studies).
+#[derive(Clone, Debug, Default)]
+pub struct MemorySink {
+    /// The layout given at `begin`.
+    pub layout: OutputLayout,
+    /// Times [s].
+    pub time: Vec<f64>,
+    /// Node states per record.
+    pub nodes: Vec<Vec<NodeState>>,
+    /// Element values per record.
+    pub element_values: Vec<Vec<f64>>,
+    /// Statistics per record.
+    pub stats: Vec<StepStats>,
+    /// Energy per record.
+    pub energy: Vec<Energy>,
+}
+
+impl MemorySink {
+    /// Values of channel `output` of element `element` at every record.
+    pub fn channel(&self, element: &str, output: &str) -> Option<Vec<Vec<f64>>> {
+        let e = self
+            .layout
+            .element_names
+            .iter()
+            .position(|n| n == element)?;
+        let mut off = self.layout.element_offsets[e];
+        for o in &self.layout.element_outputs[e] {
+            if o.name == output {
+                return Some(
+                    self.element_values
+                        .iter()
+                        .map(|v| v[off..off + o.len].to_vec())
+                        .collect(),
+                );
+            }
+            off += o.len;
+        }
+        None
+    }
+}
+
+impl ResultSink for MemorySink {
+    fn begin(&mut self, layout: &OutputLayout) -> Result<(), SinkError> {
+        self.layout = layout.clone();
+        Ok(())
+    }
+    fn record(&mut self, r: &StepRecord<'_>) -> Result<(), SinkError> {
+        self.time.push(r.t);
+        self.nodes.push(r.nodes.to_vec());
+        self.element_values.push(r.element_values.to_vec());
+        self.stats.push(r.stats);
+        self.energy.push(r.energy);
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! Element registry: every element type registers itself with [`register_element!`]
+//! (built on `inventory`), so a user crate can add element types without touching Saltus.
+//!
+//! The registry maps a type name (model-file tag) to a build function from serde parameters.
+
+use crate::element::Element;
+use crate::model::BuildError;
+use crate::node::{NodeDef, NodeId, NodeKind};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use inventory;
+
+/// A model-file element entry: its name, registered type, node names and parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementDef {
+    /// Unique element name (HDF5 `/elements/<name>`).
+    pub name: String,
+    /// Registered type name, e.g. `"revolute_joint"`.
+    pub type_name: String,
+    /// Node names in the element's local order.
+    pub nodes: Vec<String>,
+    /// Type-specific parameters (deserialized by the element's spec type).
+    pub parameters: serde_json::Value,
+}
+
+/// What a build function can see of the model: node lookup by name.
+pub struct BuildCx<'a> {
+    /// Nodes defined so far.
+    pub nodes: &'a [NodeDef],
+    index: HashMap<&'a str, usize>,
+}
+
+impl<'a> BuildCx<'a> {
+    /// A build context over `nodes`.
+    pub fn new(nodes: &'a [NodeDef]) -> Self {
+        let index = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        Self { nodes, index }
+    }
+
+    /// Resolve the element's node names, checking their number and kinds
+    /// (`None` in `kinds` accepts any kind).
+    pub fn resolve_nodes(
+        &self,
+        def: &ElementDef,
+        kinds: &[Option<NodeKind>],
+    ) -> Result<Vec<NodeId>, BuildError> {
+        if def.nodes.len() != kinds.len() {
+            return Err(BuildError::NodeCount {
+                element: def.name.clone(),
+                type_name: def.type_name.clone(),
+                expected: kinds.len(),
+                got: def.nodes.len(),
+            });
+        }
+        let mut out = Vec::with_capacity(kinds.len());
+        for (name, kind) in def.nodes.iter().zip(kinds) {
+            let Some(&i) = self.index.get(name.as_str()) else {
+                return Err(BuildError::UnknownNode {
+                    element: def.name.clone(),
+                    node: name.clone(),
+                });
+            };
+            if let Some(k) = kind {
+                if self.nodes[i].kind != *k {
+                    return Err(BuildError::NodeKind {
+                        element: def.name.clone(),
+                        node: name.clone(),
+                        expected: *k,
+                    });
+                }
+            }
+            out.push(NodeId(i as u32));
+        }
+        Ok(out)
+    }
+}
+
+/// Build function of a registered element type.
+pub type BuildFn = fn(&ElementDef, &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError>;
+
+/// One registered element type.
+pub struct ElementKind {
+    /// Model-file tag: snake_case, unique.
+    pub type_name: &'static str,
+    /// One-line summary for `saltus elements`.
+    pub summary: &'static str,
+    /// Build the element from a model-file entry.
+    pub build: BuildFn,
+    /// A valid example parameter set (documentation and generic tests).
+    pub example: fn() -> serde_json::Value,
+    /// Node kinds of the example (one entry per element node).
+    pub example_nodes: &'static [NodeKind],
+}
+
+inventory::collect!(ElementKind);
+
+/// Register an element type. Use once per type, next to its definition:
+///
+/// ```ignore
+/// saltus_core::register_element! {
+///     type_name: "point_mass",
+///     summary: "Point mass with gravity",
+///     build: build_point_mass,
+///     example: || serde_json::json!({"mass": 1.0}),
+///     example_nodes: &[saltus_core::NodeKind::Point],
+/// }
+/// ```
+#[macro_export]
+macro_rules! register_element {
+    (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr $(,)?) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::ElementKind {
+                type_name: $name,
+                summary: $summary,
+                build: $build,
+                example: $example,
+                example_nodes: $nodes,
+            }
+        }
+    };
+}
+
+/// All registered element types, sorted by name (computed once).
+///
+/// A duplicate type name is reported by [`check_registry`]; lookups take the first.
+pub fn element_kinds() -> &'static [&'static ElementKind] {
+    static KINDS: OnceLock<Vec<&'static ElementKind>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let mut v: Vec<&'static ElementKind> = inventory::iter::<ElementKind>.into_iter().collect();
+        v.sort_by_key(|k| k.type_name);
+        v
+    })
+}
+
+/// Registered type names, sorted.
+pub fn element_type_names() -> Vec<&'static str> {
+    element_kinds().iter().map(|k| k.type_name).collect()
+}
+
+/// Error if two registrations share a type name.
+pub fn check_registry() -> Result<(), String> {
+    let kinds = element_kinds();
+    for w in kinds.windows(2) {
+        if w[0].type_name == w[1].type_name {
+            return Err(format!(
+                "element type `{}` is registered twice",
+                w[0].type_name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Look up a registered type by name; the error lists the registered names.
+pub fn element_kind(type_name: &str, element: &str) -> Result<&'static ElementKind, BuildError> {
+    element_kinds()
+        .iter()
+        .copied()
+        .find(|k| k.type_name == type_name)
+        .ok_or_else(|| BuildError::UnknownType {
+            element: element.to_string(),
+            type_name: type_name.to_string(),
+            known: element_type_names().iter().map(|s| s.to_string()).collect(),
+        })
+}
+
+/// Deserialize an element's parameters into its spec type, naming the element on error.
+pub fn parse_params<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<T, BuildError> {
+    serde_json::from_value(def.parameters.clone()).map_err(|e| BuildError::Parameters {
+        element: def.name.clone(),
+        type_name: def.type_name.clone(),
+        message: e.to_string(),
+    })
+}
+
+/// Check that a parameter is finite and strictly positive.
+pub fn require_positive(def: &ElementDef, parameter: &str, value: f64) -> Result<(), BuildError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidParameter {
+            element: def.name.clone(),
+            parameter: parameter.to_string(),
+            message: format!("must be finite and > 0, got {value}"),
+        })
+    }
+}
+
+/// Check that a parameter is finite and non-negative.
+pub fn require_non_negative(
+    def: &ElementDef,
+    parameter: &str,
+    value: f64,
+) -> Result<(), BuildError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidParameter {
+            element: def.name.clone(),
+            parameter: parameter.to_string(),
+            message: format!("must be finite and >= 0, got {value}"),
+        })
+    }
+}
+
+/// Check that every value of a parameter is finite.
+pub fn require_finite(def: &ElementDef, parameter: &str, values: &[f64]) -> Result<(), BuildError> {
+    if values.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidParameter {
+            element: def.name.clone(),
+            parameter: parameter.to_string(),
+            message: format!("must be finite, got {values:?}"),
+        })
+    }
+}
