@@ -1,0 +1,1 @@
+//! Inertial elements (filled in progressively).

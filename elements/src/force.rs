@@ -1,0 +1,1 @@
+//! Force elements (filled in progressively).

@@ -1,0 +1,1 @@
+//! Bilateral joints (filled in progressively).
