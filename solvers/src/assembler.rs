@@ -1,0 +1,387 @@
+//! Global state of a model during a solve, and assembly of one level into its sparse system.
+//!
+//! [`Workspace`] owns every buffer the Newton loop needs (node states, increments, tangents,
+//! multipliers, gather buffers, local residual/Hessian, the three level systems and their LU
+//! factorizations), so an iteration allocates nothing.
+
+use crate::error::SolveError;
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
+use saltus_core::assembly::{LevelSystem, NodeNumbering};
+use saltus_core::fd::evaluate;
+use saltus_core::linear::SparseLu;
+use saltus_core::{
+    Level, LocalState, LocalSystem, Model, NodeKind, NodeState, OutputState, StepCx,
+};
+
+/// Everything the Newton loops of all levels work in.
+pub struct Workspace {
+    /// Node unknown numbering (shared by all levels).
+    pub numbering: NodeNumbering,
+    /// Level systems: smooth, position, velocity, static.
+    pub systems: [LevelSystem; 4],
+    /// Sparse LU per level.
+    pub lu: [SparseLu; 4],
+    /// Converged state at `t_n`.
+    pub prev: Vec<NodeState>,
+    /// Converged smooth state of the current step.
+    pub smooth: Vec<NodeState>,
+    /// Current iterate.
+    pub cur: Vec<NodeState>,
+    /// Per-node increment of the current level (see `LocalState::incr`).
+    pub incr: Vec<Vector6<f64>>,
+    /// Per-node rotation tangent of the current level.
+    pub tangent: Vec<Matrix3<f64>>,
+    /// Multipliers per level (smooth, position, velocity, static).
+    pub mult: [Vec<f64>; 4],
+    g_nodes: Vec<NodeState>,
+    g_prev: Vec<NodeState>,
+    g_smooth: Vec<NodeState>,
+    g_tangent: Vec<Matrix3<f64>>,
+    g_incr: Vec<Vector6<f64>>,
+    r_loc: DVector<f64>,
+    h_loc: DMatrix<f64>,
+    /// Solution / correction vector (length of the largest level system).
+    pub delta: Vec<f64>,
+    /// Per node: the current level's unknown (smooth `ṽ − ṽ*`, position/static `U`, velocity `W`).
+    pub unknown: Vec<Vector6<f64>>,
+    /// Node kinds.
+    pub kinds: Vec<NodeKind>,
+}
+
+/// Newton tolerances (spec §10): converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative tolerance `tol_r`.
+    pub tol: f64,
+    /// Reference residual `tol_f`.
+    pub tol_f: f64,
+    /// Iteration cap.
+    pub max_iterations: usize,
+}
+
+/// Norms of one assembled residual.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResidualNorms {
+    /// `‖r‖₂` of the assembled residual.
+    pub norm: f64,
+    /// `Σ_k ‖r_k‖`: sum of element residual norms and element-reported force magnitudes
+    /// (reference of the convergence test, spec §10).
+    pub reference: f64,
+}
+
+impl Workspace {
+    /// Number the unknowns, build the four level patterns and the buffers.
+    pub fn new(model: &Model) -> Self {
+        let nodes = model.nodes();
+        let numbering = NodeNumbering::new(nodes);
+        let elements = model.elements();
+        let mk =
+            |level| LevelSystem::new(level, nodes, &numbering, elements, level_generation(level));
+        let systems = [
+            mk(Level::Smooth),
+            mk(Level::Position),
+            mk(Level::Velocity),
+            mk(Level::Static),
+        ];
+        let max_nodes = elements.iter().map(|e| e.nodes().len()).max().unwrap_or(0);
+        let max_local = systems.iter().map(|s| s.max_local).max().unwrap_or(0);
+        let max_n = systems.iter().map(|s| s.n).max().unwrap_or(0);
+        let mult = [0, 1, 2, 3].map(|i| vec![0.0; systems[i].n - systems[i].n_node_dofs]);
+        let init: Vec<NodeState> = nodes.iter().map(|n| n.initial).collect();
+        Self {
+            numbering,
+            systems,
+            lu: [
+                SparseLu::new(),
+                SparseLu::new(),
+                SparseLu::new(),
+                SparseLu::new(),
+            ],
+            prev: init.clone(),
+            smooth: init.clone(),
+            cur: init,
+            incr: vec![Vector6::zeros(); nodes.len()],
+            tangent: vec![Matrix3::identity(); nodes.len()],
+            mult,
+            g_nodes: vec![NodeState::default(); max_nodes],
+            g_prev: vec![NodeState::default(); max_nodes],
+            g_smooth: vec![NodeState::default(); max_nodes],
+            g_tangent: vec![Matrix3::identity(); max_nodes],
+            g_incr: vec![Vector6::zeros(); max_nodes],
+            r_loc: DVector::zeros(max_local),
+            h_loc: DMatrix::zeros(max_local, max_local),
+            delta: vec![0.0; max_n],
+            unknown: vec![Vector6::zeros(); nodes.len()],
+            kinds: nodes.iter().map(|n| n.kind).collect(),
+        }
+    }
+
+    /// Assemble `cx.level` into its system (residual in `rhs`, iteration matrix values).
+    /// `names` are the element names (for error messages); `step` for error context.
+    pub fn assemble(
+        &mut self,
+        model: &Model,
+        cx: &StepCx,
+        step: usize,
+    ) -> Result<ResidualNorms, SolveError> {
+        let li = cx.level.index();
+        let Self {
+            systems,
+            cur,
+            prev,
+            smooth,
+            incr,
+            tangent,
+            mult,
+            g_nodes,
+            g_prev,
+            g_smooth,
+            g_tangent,
+            g_incr,
+            r_loc,
+            h_loc,
+            ..
+        } = self;
+        let (smooth_sys, sys) = if li == 0 {
+            // The smooth multipliers' layout is the smooth system's own.
+            let (a, _) = systems.split_at_mut(1);
+            (None, &mut a[0])
+        } else {
+            let (a, b) = systems.split_at_mut(li);
+            (Some(&a[0]), &mut b[0])
+        };
+        sys.zero();
+        let mut reference = 0.0;
+        let smooth_ranges = smooth_sys.map(|s| &s.mult_range);
+        for (ie, element) in model.elements().iter().enumerate() {
+            if !sys.active[ie] {
+                continue;
+            }
+            let ids = element.nodes();
+            for (k, id) in ids.iter().enumerate() {
+                let i = id.index();
+                g_nodes[k] = cur[i];
+                g_prev[k] = prev[i];
+                g_smooth[k] = smooth[i];
+                g_tangent[k] = tangent[i];
+                g_incr[k] = incr[i];
+            }
+            let nn = ids.len();
+            let (m0, m) = sys.mult_range[ie];
+            let (s0, sm) = match smooth_ranges {
+                Some(r) => r[ie],
+                None => sys.mult_range[ie],
+            };
+            let n = sys.local_size(ie);
+            h_loc.view_mut((0, 0), (n, n)).fill(0.0);
+            r_loc.rows_mut(0, n).fill(0.0);
+            let state = LocalState {
+                nodes: &g_nodes[..nn],
+                prev: &g_prev[..nn],
+                smooth: if li == 0 {
+                    &g_nodes[..nn]
+                } else {
+                    &g_smooth[..nn]
+                },
+                rot_tangent: &g_tangent[..nn],
+                incr: &g_incr[..nn],
+                mult: &mult[li][m0..m0 + m],
+                mult_smooth: &mult[0][s0..s0 + sm],
+            };
+            let mut out = LocalSystem {
+                residual: r_loc.rows_mut(0, n),
+                hessian: h_loc.view_mut((0, 0), (n, n)),
+                reference: 0.0,
+            };
+            evaluate(element.as_ref(), cx, &state, &mut out).map_err(|source| {
+                SolveError::Element {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    element: model.element_names()[ie].clone(),
+                    source,
+                }
+            })?;
+            let extra = out.reference;
+            let rn = r_loc.rows(0, n).norm();
+            if !rn.is_finite() || h_loc.view((0, 0), (n, n)).iter().any(|v| !v.is_finite()) {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: format!("element `{}`", model.element_names()[ie]),
+                });
+            }
+            reference += rn + extra;
+            sys.scatter(ie, r_loc, Some(h_loc));
+        }
+        let norm = sys.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+        Ok(ResidualNorms { norm, reference })
+    }
+
+    /// Gather element `ie`'s node data into the workspace buffers; returns the node count.
+    pub fn gather(&mut self, model: &Model, ie: usize) -> usize {
+        let ids = model.elements()[ie].nodes();
+        for (k, id) in ids.iter().enumerate() {
+            let i = id.index();
+            self.g_nodes[k] = self.cur[i];
+            self.g_prev[k] = self.prev[i];
+            self.g_smooth[k] = self.smooth[i];
+            self.g_tangent[k] = self.tangent[i];
+            self.g_incr[k] = self.incr[i];
+        }
+        ids.len()
+    }
+
+    /// Multipliers of element `ie` at `level` (smooth, position, velocity or static).
+    pub fn element_mult(&self, level: Level, ie: usize) -> &[f64] {
+        let li = level.index();
+        let (a, n) = self.systems[li].mult_range[ie];
+        &self.mult[li][a..a + n]
+    }
+
+    /// Local state of element `ie` at `level` from the buffers filled by [`Workspace::gather`]
+    /// (`nn` nodes).
+    pub fn gathered(&self, level: Level, ie: usize, nn: usize) -> LocalState<'_> {
+        LocalState {
+            nodes: &self.g_nodes[..nn],
+            prev: &self.g_prev[..nn],
+            smooth: if level == Level::Smooth {
+                &self.g_nodes[..nn]
+            } else {
+                &self.g_smooth[..nn]
+            },
+            rot_tangent: &self.g_tangent[..nn],
+            incr: &self.g_incr[..nn],
+            mult: self.element_mult(level, ie),
+            mult_smooth: self.element_mult(Level::Smooth, ie),
+        }
+    }
+
+    /// Converged outputs view of element `ie` from the buffers filled by [`Workspace::gather`].
+    pub fn output_state(
+        &self,
+        ie: usize,
+        nn: usize,
+        k: [f64; 3],
+        h: f64,
+        gravity: Vector3<f64>,
+    ) -> OutputState<'_> {
+        OutputState {
+            nodes: &self.g_nodes[..nn],
+            mult_smooth: self.element_mult(Level::Smooth, ie),
+            mult_position: self.element_mult(Level::Position, ie),
+            mult_velocity: self.element_mult(Level::Velocity, ie),
+            k,
+            h,
+            gravity,
+        }
+    }
+
+    /// Factorize the assembled matrix of `level` and solve `S Δ = −r` into `self.delta`.
+    pub fn solve(&mut self, level: Level, step: usize, t: f64) -> Result<(), SolveError> {
+        let li = level.index();
+        let sys = &self.systems[li];
+        let lu = &mut self.lu[li];
+        let err = |source| SolveError::Linear {
+            step,
+            t,
+            level,
+            source,
+        };
+        lu.factorize(&sys.matrix, sys.generation).map_err(err)?;
+        let n = sys.n;
+        let delta = &mut self.delta[..n];
+        for (d, r) in delta.iter_mut().zip(&sys.rhs) {
+            *d = -r;
+        }
+        lu.solve_in_place(delta).map_err(err)?;
+        if delta.iter().any(|v| !v.is_finite()) {
+            return Err(SolveError::NonFinite {
+                step,
+                t,
+                level,
+                what: "Newton correction (singular iteration matrix?)".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Workspace {
+    /// Global offset of node `i`'s unknowns, `None` for a fixed node.
+    #[inline]
+    pub fn offset(&self, i: usize) -> Option<usize> {
+        let off = self.numbering.offset[i];
+        (off != saltus_core::assembly::FIXED).then_some(off)
+    }
+
+    /// Reset the unknowns, increments and tangents of every node (start of a level).
+    pub fn reset_level(&mut self, level: Level) {
+        self.unknown.fill(Vector6::zeros());
+        self.incr.fill(Vector6::zeros());
+        self.tangent.fill(Matrix3::identity());
+        self.mult[level.index()].fill(0.0);
+    }
+
+    /// Newton loop on `cx.level` (step index `step` for error messages). Each iteration
+    /// assembles, tests convergence, solves `S Δ = −r`, adds the node part of `Δ` to
+    /// [`Workspace::unknown`] and the multiplier part to the level's multipliers, then calls
+    /// `update(ws)` to recompute the node states from the unknowns. Returns (iterations,
+    /// final residual norm). Allocation-free.
+    pub fn newton(
+        &mut self,
+        model: &Model,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        mut update: impl FnMut(&mut Workspace),
+    ) -> Result<(usize, f64), SolveError> {
+        let li = cx.level.index();
+        let mut it = 0;
+        loop {
+            let ResidualNorms { norm, reference } = self.assemble(model, cx, step)?;
+            let tolerance = tol.tol * (reference + tol.tol_f);
+            if !norm.is_finite() {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: "assembled residual".into(),
+                });
+            }
+            if norm <= tolerance {
+                return Ok((it, norm));
+            }
+            if it == tol.max_iterations {
+                return Err(SolveError::NonConvergence {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    iterations: it,
+                    residual: norm,
+                    tolerance,
+                });
+            }
+            self.solve(cx.level, step, cx.t)?;
+            let nd = self.systems[li].n_node_dofs;
+            let n = self.systems[li].n;
+            for (m, d) in self.mult[li].iter_mut().zip(&self.delta[nd..n]) {
+                *m += d;
+            }
+            for i in 0..self.kinds.len() {
+                if let Some(off) = self.offset(i) {
+                    for k in 0..self.kinds[i].ndof() {
+                        self.unknown[i][k] += self.delta[off + k];
+                    }
+                }
+            }
+            update(self);
+            it += 1;
+        }
+    }
+}
+
+fn level_generation(level: Level) -> u64 {
+    level.index() as u64
+}
