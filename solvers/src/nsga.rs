@@ -268,6 +268,12 @@ impl Nsga {
         &self.ws.prev
     }
 
+    /// Converged smooth state `(q̃, ṽ, v̇̃)` of the last step (before the position correction
+    /// and the velocity jump).
+    pub fn smooth_nodes(&self) -> &[NodeState] {
+        &self.ws.smooth
+    }
+
     /// Statistics of the last step.
     pub fn last_stats(&self) -> StepStats {
         self.stats

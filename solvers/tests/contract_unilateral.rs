@@ -4,176 +4,12 @@
 //! status from the augmented multiplier every Newton iterate, freezes the position status in
 //! `level_converged`, and applies Newton's impact law with restitution `e` (spec §6).
 
-use nalgebra::{Matrix3, Vector3};
-use saltus_core::{
-    Element, ElementError, Level, Levels, LocalState, LocalSystem, MemorySink, Model, NodeDef,
-    NodeId, NodeKind, OutputSpec, OutputState, StepCx,
-};
+mod common;
+
+use common::{ToyMass, ToyPlaneContact};
+use nalgebra::Vector3;
+use saltus_core::{MemorySink, Model, NodeDef};
 use saltus_solvers::{Nsga, NsgaOptions};
-use std::ops::AddAssign;
-
-#[derive(Debug)]
-struct ToyMass {
-    node: [NodeId; 1],
-    m: f64,
-}
-
-impl Element for ToyMass {
-    fn type_name(&self) -> &'static str {
-        "toy_mass"
-    }
-    fn nodes(&self) -> &[NodeId] {
-        &self.node
-    }
-    fn levels(&self) -> Levels {
-        Levels::ALL
-    }
-    fn mass(&self) -> f64 {
-        self.m
-    }
-    fn node_kinds(&self) -> Vec<Option<NodeKind>> {
-        vec![Some(NodeKind::Point)]
-    }
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let r = self.m * s.nodes[0].vdot - self.m * cx.gravity;
-        out.residual.fixed_rows_mut::<3>(0).add_assign(&r);
-        out.hessian
-            .fixed_view_mut::<3, 3>(0, 0)
-            .add_assign(&(Matrix3::identity() * (self.m * cx.dvdot_dv)));
-        out.reference += (self.m * cx.gravity).norm();
-        Ok(())
-    }
-    fn position(
-        &self,
-        _cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let u = s.incr[0].fixed_rows::<3>(0) * self.m;
-        out.residual.fixed_rows_mut::<3>(0).add_assign(&u);
-        out.hessian
-            .fixed_view_mut::<3, 3>(0, 0)
-            .add_assign(&(Matrix3::identity() * self.m));
-        Ok(())
-    }
-    fn velocity(
-        &self,
-        _cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let w = s.incr[0].fixed_rows::<3>(0) * self.m;
-        out.residual.fixed_rows_mut::<3>(0).add_assign(&w);
-        out.hessian
-            .fixed_view_mut::<3, 3>(0, 0)
-            .add_assign(&(Matrix3::identity() * self.m));
-        Ok(())
-    }
-    fn energy(&self, s: &OutputState<'_>) -> saltus_core::Energy {
-        saltus_core::Energy {
-            kinetic: 0.5 * self.m * s.nodes[0].v.norm_squared(),
-            potential: -self.m * s.gravity.dot(&s.nodes[0].x),
-        }
-    }
-}
-
-/// Frictionless contact of a point node with the plane `z = 0` (normal +z).
-#[derive(Debug)]
-struct ToyPlaneContact {
-    node: [NodeId; 1],
-    restitution: f64,
-    /// Converged position status (contact in the position active set 𝒜).
-    closed: bool,
-}
-
-const EZ: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
-
-impl Element for ToyPlaneContact {
-    fn type_name(&self) -> &'static str {
-        "toy_plane_contact"
-    }
-    fn nodes(&self) -> &[NodeId] {
-        &self.node
-    }
-    fn levels(&self) -> Levels {
-        Levels::CONTACT
-    }
-    fn n_mult(&self, level: Level) -> usize {
-        usize::from(matches!(level, Level::Position | Level::Velocity))
-    }
-    fn position(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let g = s.nodes[0].x.z;
-        let xi = cx.k * s.mult[0] - cx.p * g;
-        if xi > 0.0 {
-            out.residual.fixed_rows_mut::<3>(0).add_assign(&(-EZ * xi));
-            out.residual[3] += -cx.k * g;
-            out.hessian[(2, 2)] += cx.p;
-            out.hessian[(2, 3)] += -cx.k;
-            out.hessian[(3, 2)] += -cx.k;
-        } else {
-            out.residual[3] += -cx.k * cx.k / cx.p * s.mult[0];
-            out.hessian[(3, 3)] += -cx.k * cx.k / cx.p;
-        }
-        Ok(())
-    }
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let gdot = s.nodes[0].v.z + self.restitution * s.prev[0].v.z;
-        let sigma = cx.k * s.mult[0] - cx.p * gdot;
-        if self.closed && sigma > 0.0 {
-            out.residual
-                .fixed_rows_mut::<3>(0)
-                .add_assign(&(-EZ * sigma));
-            out.residual[3] += -cx.k * gdot;
-            out.hessian[(2, 2)] += cx.p;
-            out.hessian[(2, 3)] += -cx.k;
-            out.hessian[(3, 2)] += -cx.k;
-        } else {
-            out.residual[3] += -cx.k * cx.k / cx.p * s.mult[0];
-            out.hessian[(3, 3)] += -cx.k * cx.k / cx.p;
-        }
-        Ok(())
-    }
-    fn level_converged(&mut self, cx: &StepCx, s: &LocalState<'_>) {
-        if cx.level == Level::Position {
-            self.closed = cx.k * s.mult[0] - cx.p * s.nodes[0].x.z > 0.0;
-        }
-    }
-    fn outputs(&self) -> Vec<OutputSpec> {
-        vec![
-            OutputSpec {
-                name: "gap",
-                len: 1,
-                unit: "m",
-                description: "normal gap",
-            },
-            OutputSpec {
-                name: "impulse",
-                len: 1,
-                unit: "N*s",
-                description: "normal impulse k_v Λ",
-            },
-        ]
-    }
-    fn write_outputs(&self, s: &OutputState<'_>, out: &mut [f64]) {
-        out[0] = s.nodes[0].x.z;
-        out[1] = s.k[2] * s.mult_velocity[0];
-    }
-}
 
 #[test]
 fn bouncing_point_mass_through_unchanged_core() {
@@ -243,4 +79,79 @@ fn bouncing_point_mass_through_unchanged_core() {
     eprintln!("first impulse {first} (expected {expected}); stats {stats:?}");
     assert!(stats.max_iterations.iter().all(|&i| i <= 10), "{stats:?}");
     assert_eq!(stats.symbolic_factorizations, [1, 1, 1]);
+}
+
+/// Pins the position-correction force weight `h²/2` (spec §5 unit test): mass 1 predicted to
+/// penetrate the wall by `d`, mass 2 joined to it by a spring along the normal, no gravity.
+/// After step 2: `U₁ = d` and `U₂ = (h²/2) k d / (m₂ + (h²/2) k)` exactly.
+#[test]
+fn position_correction_weight_is_half_h_squared() {
+    let (m1, m2, k, h) = (1.0, 2.0, 5.0e4, 1e-2);
+    let mut model = Model::new();
+    let a = model
+        .add_node(
+            NodeDef::point("a", Vector3::new(0.0, 0.0, 0.01))
+                .velocity(Vector3::new(0.0, 0.0, -2.0)),
+        )
+        .unwrap();
+    let b = model
+        .add_node(
+            NodeDef::point("b", Vector3::new(0.0, 0.0, 0.51))
+                .velocity(Vector3::new(0.0, 0.0, -2.0)),
+        )
+        .unwrap();
+    model
+        .add_element("ma", ToyMass { node: [a], m: m1 })
+        .unwrap();
+    model
+        .add_element("mb", ToyMass { node: [b], m: m2 })
+        .unwrap();
+    model
+        .add_element(
+            "spring",
+            common::ToySpringZ {
+                nodes: [a, b],
+                k,
+                rest: 0.5,
+            },
+        )
+        .unwrap();
+    model
+        .add_element(
+            "wall",
+            ToyPlaneContact {
+                node: [a],
+                restitution: 0.0,
+                closed: false,
+            },
+        )
+        .unwrap();
+    let opts = NsgaOptions {
+        h,
+        t_end: h,
+        gravity: Vector3::zeros(),
+        tol: 1e-12,
+        ..NsgaOptions::default()
+    };
+    let mut solver = Nsga::new(&mut model, opts).unwrap();
+    solver.step(&mut model).unwrap();
+    let smooth = solver.smooth_nodes();
+    let end = solver.nodes();
+    let d = -smooth[0].x.z;
+    assert!(
+        d > 0.0,
+        "the smooth prediction must penetrate, got z̃ = {}",
+        smooth[0].x.z
+    );
+    let u1 = end[0].x.z - smooth[0].x.z;
+    let u2 = end[1].x.z - smooth[1].x.z;
+    let w = 0.5 * h * h;
+    let expected = w * k * d / (m2 + w * k);
+    // Both are linear solves of the converged Newton system: agreement to round-off
+    // (relative 1e-9 allows for the 1e-12 Newton tolerance on O(1) residual terms).
+    assert!((u1 - d).abs() <= 1e-9 * d, "U1 = {u1}, d = {d}");
+    assert!(
+        (u2 - expected).abs() <= 1e-9 * expected,
+        "U2 = {u2}, expected {expected}"
+    );
 }
