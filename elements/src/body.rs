@@ -1,1 +1,781 @@
-//! Inertial elements (filled in progressively).
+//! Inertial elements: the rigid body (frame node at the centre of mass) and the point mass
+//! (point node), both carrying their own weight.
+//!
+//! Material (Géradin–Cardona) form, `contact-elements.md` §2.1: with the node velocity
+//! `[ẋ; Ω]` (`Ω` the material angular velocity) the equations of motion are
+//!
+//! ```text
+//! m ẍ            = m g + f_x
+//! J Ω̇ + Ω × J Ω  = m_mat
+//! ```
+//!
+//! with the **constant** material mass matrix `M = diag(m I, J)`, so that `∂(M U)/∂q = 0` and
+//! `M(q) − M(q̃) = 0` in the correction levels (`nsga.md` §5, §6, §11.2).
+//!
+//! | level | residual `r` | Hessian `∂r/∂u` |
+//! |---|---|---|
+//! | smooth (§4) | `[m v̇ − m g ; J Ω̇ + Ω×JΩ]` | `dvdot_dv·diag(mI, J) + dv_dv·[0 ; hat(Ω)J − hat(JΩ)]` |
+//! | position (§5) | `[m U_x ; J U_Θ]` | `diag(mI, J)` |
+//! | velocity (§6) | `[m W_x ; J W_Θ + h(Ω×JΩ − Ω̃×JΩ̃)]` | `diag(mI, J + h(hat(Ω)J − hat(JΩ)))` |
+//! | static | `[−t m g ; 0]` | `0` |
+//!
+//! Gravity and the gyroscopic force do not change between `q̃` and `q` at fixed `ṽ`, so the
+//! position-level force difference vanishes; at velocity level only the gyroscopic term
+//! changes (`Ω = Ω̃ + W_Θ`). `h` is the context's `force_weight`.
+
+use nalgebra::{Matrix3, SymmetricEigen, Vector3};
+use saltus_core::lie::hat;
+use saltus_core::registry::{parse_params, require_positive};
+use saltus_core::{
+    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Levels, LocalState,
+    LocalSystem, NodeId, NodeKind, OutputState, StepCx,
+};
+use serde::{Deserialize, Serialize};
+
+/// Relative tolerance on the asymmetry `max|J − Jᵀ| / max|J|` of a full inertia tensor.
+const SYMMETRY_TOL: f64 = 1e-9;
+
+fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> BuildError {
+    BuildError::InvalidParameter {
+        element: element.to_string(),
+        parameter: parameter.to_string(),
+        message: message.into(),
+    }
+}
+
+fn check_mass(element: &str, mass: f64) -> Result<(), BuildError> {
+    if mass.is_finite() && mass > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            element,
+            "mass",
+            format!("must be finite and > 0, got {mass}"),
+        ))
+    }
+}
+
+/// Validate an inertia tensor (finite, symmetric, positive definite) and return its exactly
+/// symmetric part.
+fn check_inertia(element: &str, j: &Matrix3<f64>) -> Result<Matrix3<f64>, BuildError> {
+    if !j.iter().all(|v| v.is_finite()) {
+        return Err(invalid(
+            element,
+            "inertia",
+            format!("must be finite, got {j}"),
+        ));
+    }
+    let scale = j.amax();
+    let asym = (j - j.transpose()).amax();
+    if asym > SYMMETRY_TOL * scale {
+        return Err(invalid(
+            element,
+            "inertia",
+            format!("must be symmetric (max |J - J^T| = {asym:e}), got {j}"),
+        ));
+    }
+    let sym = 0.5 * (j + j.transpose());
+    let min_eig = SymmetricEigen::new(sym).eigenvalues.min();
+    if min_eig.is_nan() || min_eig <= 0.0 {
+        return Err(invalid(
+            element,
+            "inertia",
+            format!("must be positive definite (smallest eigenvalue {min_eig:e} kg m^2)"),
+        ));
+    }
+    Ok(sym)
+}
+
+/// Inertia tensor parameter of a [`RigidBodySpec`], in the body frame, about the centre of
+/// mass \[kg m²\].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InertiaSpec {
+    /// Principal moments `[Jxx, Jyy, Jzz]` \[kg m²\] about the body axes (all > 0).
+    Principal([f64; 3]),
+    /// Full symmetric positive-definite tensor, row by row
+    /// `[[Jxx, Jxy, Jxz], [Jyx, Jyy, Jyz], [Jzx, Jzy, Jzz]]` \[kg m²\].
+    Full([[f64; 3]; 3]),
+}
+
+impl InertiaSpec {
+    /// The tensor as a matrix (not validated).
+    pub fn matrix(&self) -> Matrix3<f64> {
+        match self {
+            InertiaSpec::Principal(d) => Matrix3::from_diagonal(&Vector3::from(*d)),
+            InertiaSpec::Full(rows) => Matrix3::from_fn(|i, k| rows[i][k]),
+        }
+    }
+}
+
+/// Model-file parameters of `rigid_body`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigidBodySpec {
+    /// Mass `m` \[kg\], finite and > 0.
+    pub mass: f64,
+    /// Inertia `J` about the centre of mass in the body frame \[kg m²\]: principal moments
+    /// `[Jxx, Jyy, Jzz]` or a full symmetric positive-definite 3×3 tensor.
+    pub inertia: InertiaSpec,
+}
+
+/// Rigid body on one frame node placed at its centre of mass (`contact-elements.md` §2.1,
+/// `nsga.md` §4–§6, §11.2).
+///
+/// Residuals (material form, units N and N m):
+/// smooth `[m v̇ − m g ; J Ω̇ + Ω×JΩ]`, position `[m U_x ; J U_Θ]`,
+/// velocity `[m W_x ; J W_Θ + h(Ω×JΩ − Ω̃×JΩ̃)]`, static `[−t m g ; 0]`
+/// (`m` \[kg\], `J` \[kg m²\] in the body frame, `g` \[m/s²\], `Ω` \[rad/s\] material).
+/// Energy: kinetic `½ m |v|² + ½ ΩᵀJΩ`, potential `−m g·x` \[J\].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RigidBody {
+    node: [NodeId; 1],
+    mass: f64,
+    inertia: Matrix3<f64>,
+}
+
+impl RigidBody {
+    /// A rigid body of mass `mass` \[kg\] and inertia `inertia` \[kg m²\] (body frame, about the
+    /// centre of mass = the frame node). Errors on a non-positive mass or a non-symmetric /
+    /// non-positive-definite inertia.
+    pub fn new(node: NodeId, mass: f64, inertia: Matrix3<f64>) -> Result<Self, BuildError> {
+        Self::checked("<rigid_body>", node, mass, &inertia)
+    }
+
+    /// A rigid body with principal moments `[Jxx, Jyy, Jzz]` \[kg m²\] along the body axes.
+    pub fn principal(node: NodeId, mass: f64, moments: Vector3<f64>) -> Result<Self, BuildError> {
+        Self::new(node, mass, Matrix3::from_diagonal(&moments))
+    }
+
+    /// A homogeneous sphere of mass `mass` \[kg\] and radius `radius` \[m\]: `J = (2/5) m r² I`.
+    pub fn sphere(node: NodeId, mass: f64, radius: f64) -> Result<Self, BuildError> {
+        if !(radius.is_finite() && radius > 0.0) {
+            return Err(invalid(
+                "<rigid_body>",
+                "radius",
+                format!("must be finite and > 0, got {radius}"),
+            ));
+        }
+        check_mass("<rigid_body>", mass)?;
+        Self::new(
+            node,
+            mass,
+            Matrix3::identity() * (0.4 * mass * radius * radius),
+        )
+    }
+
+    fn checked(
+        element: &str,
+        node: NodeId,
+        mass: f64,
+        inertia: &Matrix3<f64>,
+    ) -> Result<Self, BuildError> {
+        check_mass(element, mass)?;
+        let inertia = check_inertia(element, inertia)?;
+        Ok(Self {
+            node: [node],
+            mass,
+            inertia,
+        })
+    }
+
+    /// Material inertia tensor `J` \[kg m²\] (body frame, about the node).
+    pub fn inertia(&self) -> &Matrix3<f64> {
+        &self.inertia
+    }
+
+    /// Gyroscopic velocity tangent `∂(Ω×JΩ)/∂Ω = hat(Ω)J − hat(JΩ)`.
+    fn gyro_tangent(&self, omega: &Vector3<f64>) -> Matrix3<f64> {
+        hat(omega) * self.inertia - hat(&(self.inertia * omega))
+    }
+}
+
+/// Build a `rigid_body` from a model-file entry (one frame node).
+pub fn build_rigid_body(
+    def: &ElementDef,
+    cx: &BuildCx<'_>,
+) -> Result<Box<dyn Element>, BuildError> {
+    let nodes = cx.resolve_nodes(def, &[Some(NodeKind::Frame)])?;
+    let spec: RigidBodySpec = parse_params(def)?;
+    require_positive(def, "mass", spec.mass)?;
+    Ok(Box::new(RigidBody::checked(
+        &def.name,
+        nodes[0],
+        spec.mass,
+        &spec.inertia.matrix(),
+    )?))
+}
+
+fn rigid_body_example() -> serde_json::Value {
+    serde_json::json!({
+        "mass": 2.0,
+        "inertia": [[0.3, 0.01, -0.02], [0.01, 0.4, 0.03], [-0.02, 0.03, 0.5]],
+    })
+}
+
+saltus_core::register_element! {
+    type_name: "rigid_body",
+    summary: "Rigid body (mass, inertia tensor, own weight) on a frame node at its centre of mass",
+    build: build_rigid_body,
+    example: rigid_body_example,
+    example_nodes: &[NodeKind::Frame],
+}
+
+impl Element for RigidBody {
+    fn type_name(&self) -> &'static str {
+        "rigid_body"
+    }
+
+    fn nodes(&self) -> &[NodeId] {
+        &self.node
+    }
+
+    fn levels(&self) -> Levels {
+        Levels::ALL
+    }
+
+    fn node_kinds(&self) -> Vec<Option<NodeKind>> {
+        vec![Some(NodeKind::Frame)]
+    }
+
+    fn mass(&self) -> f64 {
+        self.mass
+    }
+
+    fn smooth(
+        &self,
+        cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let n = &s.nodes[0];
+        let m = self.mass;
+        let j = &self.inertia;
+        let inertia_x = m * n.vdot;
+        let weight = m * cx.gravity;
+        let inertia_r = j * n.omegadot;
+        let gyro = n.omega.cross(&(j * n.omega));
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(0);
+            r += inertia_x - weight;
+        }
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(3);
+            r += inertia_r + gyro;
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
+            h += Matrix3::identity() * (cx.dvdot_dv * m);
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
+            h += j * cx.dvdot_dv + self.gyro_tangent(&n.omega) * cx.dv_dv;
+        }
+        out.reference += inertia_x.norm() + weight.norm() + inertia_r.norm() + gyro.norm();
+        Ok(())
+    }
+
+    fn position(
+        &self,
+        _cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let u = &s.incr[0];
+        let ux = u.fixed_rows::<3>(0).into_owned();
+        let ut = u.fixed_rows::<3>(3).into_owned();
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(0);
+            r += ux * self.mass;
+        }
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(3);
+            r += self.inertia * ut;
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
+            h += Matrix3::identity() * self.mass;
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
+            h += self.inertia;
+        }
+        Ok(())
+    }
+
+    fn velocity(
+        &self,
+        cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let w = &s.incr[0];
+        let wx = w.fixed_rows::<3>(0).into_owned();
+        let wt = w.fixed_rows::<3>(3).into_owned();
+        let j = &self.inertia;
+        let omega = s.nodes[0].omega;
+        let omega_s = s.smooth[0].omega;
+        let gyro = omega.cross(&(j * omega));
+        let gyro_s = omega_s.cross(&(j * omega_s));
+        let hw = cx.force_weight;
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(0);
+            r += wx * self.mass;
+        }
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(3);
+            r += j * wt + (gyro - gyro_s) * hw;
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
+            h += Matrix3::identity() * self.mass;
+        }
+        {
+            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
+            h += j + self.gyro_tangent(&omega) * (hw * cx.dv_dv);
+        }
+        out.reference +=
+            (self.mass * wx).norm() + (j * wt).norm() + hw * (gyro.norm() + gyro_s.norm());
+        Ok(())
+    }
+
+    fn static_eq(
+        &self,
+        cx: &StepCx,
+        _s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let mut r = out.residual.fixed_rows_mut::<3>(0);
+        r -= cx.gravity * (cx.t * self.mass);
+        Ok(())
+    }
+
+    fn energy(&self, s: &OutputState<'_>) -> Energy {
+        let n = &s.nodes[0];
+        Energy {
+            kinetic: 0.5 * self.mass * n.v.norm_squared()
+                + 0.5 * n.omega.dot(&(self.inertia * n.omega)),
+            potential: -self.mass * s.gravity.dot(&n.x),
+        }
+    }
+}
+
+/// Model-file parameters of `point_mass`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointMassSpec {
+    /// Mass `m` \[kg\], finite and > 0.
+    pub mass: f64,
+}
+
+/// Point mass on one point node (translational part of [`RigidBody`], `nsga.md` §4–§6, §11.2).
+///
+/// Residuals \[N\]: smooth `m v̇ − m g`, position `m U`, velocity `m W`, static `−t m g`.
+/// Energy: kinetic `½ m |v|²`, potential `−m g·x` \[J\].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointMass {
+    node: [NodeId; 1],
+    mass: f64,
+}
+
+impl PointMass {
+    /// A point mass of `mass` \[kg\] (finite, > 0) on the point node `node`.
+    pub fn new(node: NodeId, mass: f64) -> Result<Self, BuildError> {
+        check_mass("<point_mass>", mass)?;
+        Ok(Self { node: [node], mass })
+    }
+}
+
+/// Build a `point_mass` from a model-file entry (one point node).
+pub fn build_point_mass(
+    def: &ElementDef,
+    cx: &BuildCx<'_>,
+) -> Result<Box<dyn Element>, BuildError> {
+    let nodes = cx.resolve_nodes(def, &[Some(NodeKind::Point)])?;
+    let spec: PointMassSpec = parse_params(def)?;
+    require_positive(def, "mass", spec.mass)?;
+    Ok(Box::new(PointMass {
+        node: [nodes[0]],
+        mass: spec.mass,
+    }))
+}
+
+fn point_mass_example() -> serde_json::Value {
+    serde_json::json!({ "mass": 1.5 })
+}
+
+saltus_core::register_element! {
+    type_name: "point_mass",
+    summary: "Point mass with its own weight on a point node",
+    build: build_point_mass,
+    example: point_mass_example,
+    example_nodes: &[NodeKind::Point],
+}
+
+impl Element for PointMass {
+    fn type_name(&self) -> &'static str {
+        "point_mass"
+    }
+
+    fn nodes(&self) -> &[NodeId] {
+        &self.node
+    }
+
+    fn levels(&self) -> Levels {
+        Levels::ALL
+    }
+
+    fn node_kinds(&self) -> Vec<Option<NodeKind>> {
+        vec![Some(NodeKind::Point)]
+    }
+
+    fn mass(&self) -> f64 {
+        self.mass
+    }
+
+    fn smooth(
+        &self,
+        cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let inertia = self.mass * s.nodes[0].vdot;
+        let weight = self.mass * cx.gravity;
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(0);
+            r += inertia - weight;
+        }
+        let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
+        h += Matrix3::identity() * (cx.dvdot_dv * self.mass);
+        out.reference += inertia.norm() + weight.norm();
+        Ok(())
+    }
+
+    fn position(
+        &self,
+        _cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        self.mass_times_incr(s, out);
+        Ok(())
+    }
+
+    fn velocity(
+        &self,
+        _cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        self.mass_times_incr(s, out);
+        Ok(())
+    }
+
+    fn static_eq(
+        &self,
+        cx: &StepCx,
+        _s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        let mut r = out.residual.fixed_rows_mut::<3>(0);
+        r -= cx.gravity * (cx.t * self.mass);
+        Ok(())
+    }
+
+    fn energy(&self, s: &OutputState<'_>) -> Energy {
+        let n = &s.nodes[0];
+        Energy {
+            kinetic: 0.5 * self.mass * n.v.norm_squared(),
+            potential: -self.mass * s.gravity.dot(&n.x),
+        }
+    }
+}
+
+impl PointMass {
+    /// `m U` (position) or `m W` (velocity) and its Hessian `m I`.
+    fn mass_times_incr(&self, s: &LocalState<'_>, out: &mut LocalSystem<'_>) {
+        let u = s.incr[0].fixed_rows::<3>(0).into_owned();
+        {
+            let mut r = out.residual.fixed_rows_mut::<3>(0);
+            r += u * self.mass;
+        }
+        let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
+        h += Matrix3::identity() * self.mass;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{DMatrix, DVector, UnitQuaternion};
+    use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
+    use saltus_core::{Level, NodeDef, NodeState};
+
+    /// Central differences with ε = 1e-6: truncation O(ε²)·|r'''| ≈ 1e-12 and round-off
+    /// ≈ 1e-16·|r|/ε ≈ 1e-10, so 1e-6 leaves a wide margin yet catches any missing Hessian
+    /// term of relative size ≥ 1e-6.
+    const FD_TOL: f64 = 1e-6;
+    const ALL_LEVELS: [Level; 4] = [
+        Level::Smooth,
+        Level::Position,
+        Level::Velocity,
+        Level::Static,
+    ];
+
+    fn fd_check(e: &dyn Element, kinds: &[NodeKind]) -> f64 {
+        let mut worst: f64 = 0.0;
+        for level in ALL_LEVELS {
+            assert!(e.levels().contains(level));
+            for seed in 1..=6u64 {
+                let fx = LocalFixture::random(kinds, 0, 0, 0.3, &mut Rng::new(seed));
+                let rep = check_hessian(e, &test_cx(level), &fx, 1e-6).unwrap();
+                assert!(
+                    rep.relative_error() < FD_TOL,
+                    "{} {level} seed {seed}: rel. error {:e} at {:?}\nanalytic {}\nnumeric {}",
+                    e.type_name(),
+                    rep.relative_error(),
+                    rep.worst,
+                    rep.analytic,
+                    rep.numeric
+                );
+                worst = worst.max(rep.relative_error());
+            }
+        }
+        worst
+    }
+
+    fn body() -> RigidBody {
+        RigidBody::new(
+            NodeId(0),
+            2.0,
+            Matrix3::new(0.3, 0.01, -0.02, 0.01, 0.4, 0.03, -0.02, 0.03, 0.5),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rigid_body_hessians_match_finite_differences() {
+        let worst = fd_check(&body(), &[NodeKind::Frame]);
+        eprintln!("rigid_body max FD relative error {worst:e}");
+    }
+
+    #[test]
+    fn point_mass_hessians_match_finite_differences() {
+        let worst = fd_check(&PointMass::new(NodeId(0), 1.5).unwrap(), &[NodeKind::Point]);
+        eprintln!("point_mass max FD relative error {worst:e}");
+    }
+
+    fn eval(e: &dyn Element, level: Level, fx: &LocalFixture) -> (DVector<f64>, DMatrix<f64>) {
+        eval_local(e, &test_cx(level), fx, &fx.incr, &fx.mult).unwrap()
+    }
+
+    fn fixture(state: NodeState, kind: NodeKind) -> LocalFixture {
+        let mut fx = LocalFixture::random(&[kind], 0, 0, 0.0, &mut Rng::new(1));
+        fx.prev[0] = state;
+        fx.smooth[0] = state;
+        fx.incr[0] = nalgebra::Vector6::zeros();
+        fx
+    }
+
+    #[test]
+    fn gyroscopic_term_for_a_known_state() {
+        // J = diag(1, 2, 3), Ω = (1, 1, 0): Ω × JΩ = (1,1,0) × (1,2,0) = (0, 0, 1).
+        let b = RigidBody::principal(NodeId(0), 4.0, Vector3::new(1.0, 2.0, 3.0)).unwrap();
+        let mut st = NodeState::at(Vector3::zeros(), UnitQuaternion::identity());
+        st.omega = Vector3::new(1.0, 1.0, 0.0);
+        let (r, _) = eval(&b, Level::Smooth, &fixture(st, NodeKind::Frame));
+        let g = test_cx(Level::Smooth).gravity;
+        // Exact arithmetic on small integers and one product by the gravity vector.
+        assert!((r.fixed_rows::<3>(0) - (-4.0 * g)).norm() < 1e-14, "{r}");
+        assert!(
+            (r.fixed_rows::<3>(3) - Vector3::new(0.0, 0.0, 1.0)).norm() < 1e-14,
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn velocity_level_gyroscopic_difference() {
+        // Ω̃ = (1,1,0), W_Θ = (0,0,1): Ω = (1,1,1), JΩ = (1,2,3), Ω×JΩ = (1,-2,1);
+        // r_Θ = J W_Θ + h (Ω×JΩ − Ω̃×JΩ̃) = (0,0,3) + h (1,-2,0).
+        let b = RigidBody::principal(NodeId(0), 4.0, Vector3::new(1.0, 2.0, 3.0)).unwrap();
+        let st = NodeState {
+            omega: Vector3::new(1.0, 1.0, 0.0),
+            ..NodeState::default()
+        };
+        let mut fx = fixture(st, NodeKind::Frame);
+        fx.incr[0][5] = 1.0;
+        let (r, _) = eval(&b, Level::Velocity, &fx);
+        let h = test_cx(Level::Velocity).force_weight;
+        let expect = Vector3::new(h, -2.0 * h, 3.0);
+        assert!((r.fixed_rows::<3>(3) - expect).norm() < 1e-14, "{r}");
+    }
+
+    #[test]
+    fn static_and_position_residuals() {
+        let b = body();
+        let cx = test_cx(Level::Static);
+        let fx = LocalFixture::random(&[NodeKind::Frame], 0, 0, 0.3, &mut Rng::new(3));
+        let (r, h) = eval(&b, Level::Static, &fx);
+        assert!((r.fixed_rows::<3>(0) + cx.t * 2.0 * cx.gravity).norm() < 1e-14);
+        assert_eq!(r.fixed_rows::<3>(3).norm(), 0.0);
+        assert_eq!(h.norm(), 0.0);
+        let (r, _) = eval(&b, Level::Position, &fx);
+        let u = fx.incr[0];
+        assert!((r.fixed_rows::<3>(0) - 2.0 * u.fixed_rows::<3>(0)).norm() < 1e-14);
+        assert!((r.fixed_rows::<3>(3) - b.inertia() * u.fixed_rows::<3>(3)).norm() < 1e-14);
+    }
+
+    #[test]
+    fn energy_formulas() {
+        let b = RigidBody::principal(NodeId(0), 2.0, Vector3::new(1.0, 2.0, 3.0)).unwrap();
+        let mut st = NodeState::at(Vector3::new(0.0, 0.0, 1.5), UnitQuaternion::identity());
+        st.v = Vector3::new(1.0, 2.0, 0.0);
+        st.omega = Vector3::new(0.0, 1.0, 1.0);
+        let nodes = [st];
+        let os = OutputState {
+            nodes: &nodes,
+            mult_smooth: &[],
+            mult_position: &[],
+            mult_velocity: &[],
+            k: [1.0; 3],
+            h: 1e-3,
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+        };
+        let e = b.energy(&os);
+        // ½·2·5 + ½(2 + 3) = 7.5; −m g·x = 2·9.81·1.5 = 29.43.
+        assert!((e.kinetic - 7.5).abs() < 1e-14);
+        assert!((e.potential - 29.43).abs() < 1e-12);
+        let pm = PointMass::new(NodeId(0), 2.0).unwrap();
+        let e = pm.energy(&os);
+        assert!((e.kinetic - 5.0).abs() < 1e-14);
+        assert!((e.potential - 29.43).abs() < 1e-12);
+    }
+
+    #[test]
+    fn smooth_reference_sums_force_terms() {
+        let b = RigidBody::principal(NodeId(0), 4.0, Vector3::new(1.0, 2.0, 3.0)).unwrap();
+        let st = NodeState {
+            omega: Vector3::new(1.0, 1.0, 0.0),
+            ..NodeState::default()
+        };
+        let fx = fixture(st, NodeKind::Frame);
+        let cx = test_cx(Level::Smooth);
+        let (nodes, tangents) = fx.states(&cx, &fx.incr);
+        let mut r = DVector::zeros(6);
+        let mut h = DMatrix::zeros(6, 6);
+        let s = LocalState {
+            nodes: &nodes,
+            prev: &fx.prev,
+            smooth: &nodes,
+            rot_tangent: &tangents,
+            incr: &fx.incr,
+            mult: &[],
+            mult_smooth: &[],
+        };
+        let mut out = LocalSystem {
+            residual: r.rows_mut(0, 6),
+            hessian: h.view_mut((0, 0), (6, 6)),
+            reference: 0.0,
+        };
+        b.smooth(&cx, &s, &mut out).unwrap();
+        let expect = 4.0 * cx.gravity.norm() + 1.0;
+        assert!((out.reference - expect).abs() < 1e-12);
+    }
+
+    fn def(params: serde_json::Value, node: &str) -> ElementDef {
+        ElementDef {
+            name: "b".into(),
+            type_name: "rigid_body".into(),
+            nodes: vec![node.into()],
+            parameters: params,
+        }
+    }
+
+    fn param_error(r: Result<Box<dyn Element>, BuildError>) -> String {
+        match r {
+            Err(BuildError::InvalidParameter { parameter, .. }) => parameter,
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(e) => panic!("accepted {e:?}"),
+        }
+    }
+
+    #[test]
+    fn build_validates_parameters() {
+        let nodes = [
+            NodeDef::frame("f", Vector3::zeros()),
+            NodeDef::point("p", Vector3::zeros()),
+        ];
+        let cx = BuildCx::new(&nodes);
+        let ok = build_rigid_body(
+            &def(
+                serde_json::json!({"mass": 1.0, "inertia": [1.0, 2.0, 2.5]}),
+                "f",
+            ),
+            &cx,
+        )
+        .unwrap();
+        assert_eq!(ok.mass(), 1.0);
+        assert!(build_rigid_body(&def(rigid_body_example(), "f"), &cx).is_ok());
+        let bad = |p| param_error(build_rigid_body(&def(p, "f"), &cx));
+        assert_eq!(
+            bad(serde_json::json!({"mass": -1.0, "inertia": [1.0, 1.0, 1.0]})),
+            "mass"
+        );
+        assert_eq!(
+            bad(serde_json::json!({"mass": 0.0, "inertia": [1.0, 1.0, 1.0]})),
+            "mass"
+        );
+        assert_eq!(
+            bad(serde_json::json!({"mass": 1.0, "inertia": [1.0, 0.0, 1.0]})),
+            "inertia"
+        );
+        assert_eq!(
+            bad(
+                serde_json::json!({"mass": 1.0, "inertia": [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]})
+            ),
+            "inertia"
+        );
+        assert_eq!(
+            bad(
+                serde_json::json!({"mass": 1.0, "inertia": [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]})
+            ),
+            "inertia"
+        );
+        // Unknown field and wrong node kind.
+        assert!(matches!(
+            build_rigid_body(
+                &def(
+                    serde_json::json!({"mass": 1.0, "inertia": [1.0, 1.0, 1.0], "massa": 2}),
+                    "f"
+                ),
+                &cx
+            ),
+            Err(BuildError::Parameters { .. })
+        ));
+        assert!(matches!(
+            build_rigid_body(
+                &def(
+                    serde_json::json!({"mass": 1.0, "inertia": [1.0, 1.0, 1.0]}),
+                    "p"
+                ),
+                &cx
+            ),
+            Err(BuildError::NodeKind { .. })
+        ));
+        // Point mass.
+        let pdef = ElementDef {
+            name: "pm".into(),
+            type_name: "point_mass".into(),
+            nodes: vec!["p".into()],
+            parameters: serde_json::json!({"mass": -2.0}),
+        };
+        assert_eq!(param_error(build_point_mass(&pdef, &cx)), "mass");
+        // Code-first constructors reject NaN and zero radius.
+        assert!(RigidBody::new(NodeId(0), f64::NAN, Matrix3::identity()).is_err());
+        assert!(RigidBody::new(NodeId(0), 1.0, Matrix3::identity() * f64::NAN).is_err());
+        assert!(RigidBody::sphere(NodeId(0), 1.0, 0.0).is_err());
+        assert!(PointMass::new(NodeId(0), f64::NAN).is_err());
+        let s = RigidBody::sphere(NodeId(0), 2.0, 0.5).unwrap();
+        assert!((s.inertia() - Matrix3::identity() * 0.2).norm() < 1e-15);
+    }
+}

@@ -366,6 +366,11 @@ impl Workspace {
             self.solve(cx.level, step, cx.t)?;
             let nd = self.systems[li].n_node_dofs;
             let n = self.systems[li].n;
+            // Round-off plateau: a correction below the resolution of the unknowns cannot
+            // reduce the residual further (e.g. a residual made of large cancelling terms).
+            let stagnated = amax(&self.delta[..nd])
+                <= STAGNATION * (1.0 + self.state_scale(cx.level))
+                && amax(&self.delta[nd..n]) <= STAGNATION * (1.0 + amax(&self.mult[li]));
             for (m, d) in self.mult[li].iter_mut().zip(&self.delta[nd..n]) {
                 *m += d;
             }
@@ -378,8 +383,35 @@ impl Workspace {
             }
             update(self);
             it += 1;
+            if stagnated {
+                return Ok((it, norm));
+            }
         }
     }
+
+    /// Largest magnitude of the quantities the level's unknowns correct: positions at the
+    /// position/static level, velocities at the smooth and velocity levels.
+    fn state_scale(&self, level: Level) -> f64 {
+        let mut s: f64 = 0.0;
+        for (i, n) in self.cur.iter().enumerate() {
+            if self.offset(i).is_none() {
+                continue;
+            }
+            s = match level {
+                Level::Position | Level::Static => s.max(n.x.amax()),
+                Level::Smooth | Level::Velocity => s.max(n.v.amax()).max(n.omega.amax()),
+            };
+        }
+        s
+    }
+}
+
+/// Relative size of a Newton correction at which the iterate has stopped changing beyond
+/// round-off (≈ 500 ulp).
+const STAGNATION: f64 = 1e-13;
+
+fn amax(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
 }
 
 fn level_generation(level: Level) -> u64 {

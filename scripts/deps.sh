@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install the system libraries Saltus links against (Debian/Ubuntu, as root or with sudo):
+# libhdf5-dev (HDF5 results, linked by hdf5-metno) and pkg-config (to find it).
+set -euo pipefail
+missing=()
+for pkg in libhdf5-dev pkg-config; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
