@@ -1,1 +1,53 @@
-//! placeholder
+//! # saltus-io
+//!
+//! Input and output of Saltus:
+//!
+//! * [`model_file`]: model files in TOML or JSON (same structure), parsed into a
+//!   [`saltus_core::Model`] through the element registry plus [`SimulationSettings`];
+//!   errors ([`IoError`]) name the file, line, node or element and the offending parameter.
+//! * [`hdf5_sink`]: [`Hdf5Sink`], a [`saltus_core::ResultSink`] that appends every recorded
+//!   step to an HDF5 file (layout in `docs/hdf5-layout.md`) and writes an XDMF sidecar for
+//!   ParaView.
+//!
+//! A model file:
+//!
+//! ```toml
+//! [simulation]            # every key optional
+//! t_end = 2.0             # [s], default 1.0
+//! h = 1e-3                # [s], default 1e-3
+//! rho_inf = 0.8           # in [0, 1], default 0.8
+//! tol = 1e-8              # relative Newton tolerance, default 1e-8
+//! gravity = [0, 0, -9.81] # [m/s^2], default [0, 0, -9.81]
+//! output = "out.h5"       # optional default output path
+//! max_iterations = 50     # per subproblem, default 50
+//! adaptive = false        # step halving on non-convergence, default false
+//! output_every = 1        # write every N-th step, default 1
+//!
+//! [[nodes]]
+//! name = "ground"
+//! position = [0, 0, 0]            # [m], required
+//! fixed = true                    # default false
+//!
+//! [[nodes]]
+//! name = "crank"
+//! position = [0.1, 0, 0]
+//! rotation = [1, 0, 0, 0]         # unit quaternion (w, x, y, z), default identity
+//! # rotation_vector = [0, 0, 1.57]  # alternative: axis * angle [rad]
+//! velocity = [0, 0, 0]            # [m/s], default 0
+//! angular_velocity = [0, 0, 0]    # [rad/s] in the inertial frame, default 0
+//! kind = "frame"                  # "frame" (default) or "point"
+//!
+//! [[elements]]
+//! type = "revolute_joint"         # registered element type
+//! name = "hinge"                  # unique
+//! nodes = ["ground", "crank"]
+//! axis = [0, 0, 1]                # every other key: type-specific parameter
+//! ```
+
+pub mod hdf5_sink;
+pub mod model_file;
+
+pub use hdf5_sink::{write_xdmf, xdmf_path, Hdf5Sink};
+pub use model_file::{
+    load_model, parse_str, Format, InvalidSetting, IoError, Location, ModelFile, SimulationSettings,
+};

@@ -1,0 +1,198 @@
+//! Helpers shared by the HDF5 sink tests: a two-node layout with deterministic records and
+//! an exact check of the written file.
+#![allow(dead_code)]
+
+use hdf5::types::VarLenUnicode;
+use hdf5_metno as hdf5;
+use nalgebra::{UnitQuaternion, Vector3};
+use saltus_core::{Energy, NodeState, OutputLayout, OutputSpec, ResultSink, StepRecord, StepStats};
+use saltus_io::Hdf5Sink;
+use std::path::PathBuf;
+
+pub fn tmp(name: &str) -> PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("saltus_io_hdf5");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    let _ = std::fs::remove_file(p.with_extension("xdmf"));
+    p
+}
+
+/// Two nodes, one element `spring/1` (type `test_spring`) with channels `force` (3) and
+/// `elongation` (1).
+pub fn layout() -> OutputLayout {
+    OutputLayout::new(
+        vec!["ground".into(), "crank".into()],
+        vec!["spring/1".into()],
+        vec!["test_spring".into()],
+        vec![vec![
+            OutputSpec {
+                name: "force",
+                len: 3,
+                unit: "N",
+                description: "spring force on node 2",
+            },
+            OutputSpec {
+                name: "elongation",
+                len: 1,
+                unit: "m",
+                description: "length minus rest length",
+            },
+        ]],
+    )
+}
+
+/// Deterministic node states of record `k`.
+pub fn nodes(k: usize) -> Vec<NodeState> {
+    let f = k as f64;
+    (0..2)
+        .map(|i| {
+            let g = i as f64;
+            let r = UnitQuaternion::from_scaled_axis(Vector3::new(0.1 * f, 0.2 * g, 0.3));
+            NodeState {
+                x: Vector3::new(f, g, f * g + 0.5),
+                r,
+                v: Vector3::new(0.25 * f, -g, 1.0),
+                omega: Vector3::new(0.5 * g, f, -0.125),
+                ..NodeState::default()
+            }
+        })
+        .collect()
+}
+
+pub fn values(k: usize) -> Vec<f64> {
+    let f = k as f64;
+    vec![f, 2.0 * f, -f, 0.001 * f]
+}
+
+pub fn stats(k: usize) -> StepStats {
+    StepStats {
+        iterations: [k, 2 * k, 3 * k],
+        residual: [1e-9 * k as f64, 2e-9, 3e-9],
+        h: 1e-3 / (1 + k % 2) as f64,
+    }
+}
+
+pub fn energy(k: usize) -> Energy {
+    Energy {
+        kinetic: 0.5 * k as f64,
+        potential: -(k as f64),
+    }
+}
+
+pub fn record_steps(sink: &mut Hdf5Sink, range: std::ops::Range<usize>) {
+    for k in range {
+        let n = nodes(k);
+        let v = values(k);
+        sink.record(&StepRecord {
+            step: 10 * k,
+            t: 0.01 * k as f64,
+            nodes: &n,
+            element_values: &v,
+            stats: stats(k),
+            energy: energy(k),
+        })
+        .unwrap();
+    }
+}
+
+pub fn str_attr(loc: &hdf5::Location, name: &str) -> String {
+    loc.attr(name)
+        .unwrap()
+        .read_scalar::<VarLenUnicode>()
+        .unwrap()
+        .as_str()
+        .to_string()
+}
+
+/// Check the first `n` records of the file exactly.
+pub fn check_file(path: &std::path::Path, n: usize) {
+    let file = hdf5::File::open(path).unwrap();
+    let time = file.dataset("time").unwrap();
+    assert_eq!(time.shape(), vec![n]);
+    let t: Vec<f64> = time.read_raw().unwrap();
+    assert_eq!(t, (0..n).map(|k| 0.01 * k as f64).collect::<Vec<_>>());
+    let step: Vec<u64> = file.dataset("step").unwrap().read_raw().unwrap();
+    assert_eq!(step, (0..n).map(|k| 10 * k as u64).collect::<Vec<_>>());
+
+    let names: Vec<VarLenUnicode> = file.dataset("nodes/names").unwrap().read_raw().unwrap();
+    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    assert_eq!(names, ["ground", "crank"]);
+
+    let pos = file.dataset("nodes/position").unwrap();
+    let rot = file.dataset("nodes/rotation").unwrap();
+    let vel = file.dataset("nodes/velocity").unwrap();
+    let ang = file.dataset("nodes/angular_velocity").unwrap();
+    assert_eq!(pos.shape(), vec![n, 2, 3]);
+    assert_eq!(rot.shape(), vec![n, 2, 4]);
+    assert_eq!(vel.shape(), vec![n, 2, 3]);
+    assert_eq!(ang.shape(), vec![n, 2, 3]);
+    assert!(pos.is_resizable() && pos.is_chunked());
+    let pos: Vec<f64> = pos.read_raw().unwrap();
+    let rot: Vec<f64> = rot.read_raw().unwrap();
+    let vel: Vec<f64> = vel.read_raw().unwrap();
+    let ang: Vec<f64> = ang.read_raw().unwrap();
+    for k in 0..n {
+        for (i, s) in nodes(k).iter().enumerate() {
+            let p = &pos[(k * 2 + i) * 3..][..3];
+            assert_eq!(p, s.x.as_slice());
+            let q = &rot[(k * 2 + i) * 4..][..4];
+            assert_eq!(q, [s.r.w, s.r.i, s.r.j, s.r.k]);
+            let v = &vel[(k * 2 + i) * 3..][..3];
+            assert_eq!(v, s.v.as_slice());
+            let w = &ang[(k * 2 + i) * 3..][..3];
+            assert_eq!(w, s.omega_spatial().as_slice());
+        }
+    }
+    assert_eq!(
+        str_attr(&file.dataset("nodes/angular_velocity").unwrap(), "unit"),
+        "rad/s"
+    );
+
+    let g = file.group("elements/spring_1").unwrap();
+    assert_eq!(str_attr(&g, "type"), "test_spring");
+    assert_eq!(str_attr(&g, "name"), "spring/1");
+    let force = g.dataset("force").unwrap();
+    let elong = g.dataset("elongation").unwrap();
+    assert_eq!(force.shape(), vec![n, 3]);
+    assert_eq!(elong.shape(), vec![n, 1]);
+    assert_eq!(str_attr(&force, "unit"), "N");
+    assert_eq!(str_attr(&force, "description"), "spring force on node 2");
+    assert_eq!(str_attr(&elong, "unit"), "m");
+    let force: Vec<f64> = force.read_raw().unwrap();
+    let elong: Vec<f64> = elong.read_raw().unwrap();
+    for k in 0..n {
+        assert_eq!(&force[3 * k..3 * k + 3], &values(k)[..3]);
+        assert_eq!(elong[k], values(k)[3]);
+    }
+
+    let it = file.dataset("solver/iterations").unwrap();
+    assert_eq!(it.shape(), vec![n, 3]);
+    let it: Vec<u64> = it.read_raw().unwrap();
+    let res: Vec<f64> = file.dataset("solver/residual").unwrap().read_raw().unwrap();
+    let h: Vec<f64> = file.dataset("solver/h").unwrap().read_raw().unwrap();
+    let kin: Vec<f64> = file.dataset("energy/kinetic").unwrap().read_raw().unwrap();
+    let pot: Vec<f64> = file
+        .dataset("energy/potential")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    let tot: Vec<f64> = file.dataset("energy/total").unwrap().read_raw().unwrap();
+    assert_eq!(h.len(), n);
+    for k in 0..n {
+        let s = stats(k);
+        assert_eq!(&it[3 * k..3 * k + 3], s.iterations.map(|i| i as u64));
+        assert_eq!(&res[3 * k..3 * k + 3], s.residual);
+        assert_eq!(h[k], s.h);
+        let e = energy(k);
+        assert_eq!(
+            (kin[k], pot[k], tot[k]),
+            (e.kinetic, e.potential, e.kinetic + e.potential)
+        );
+    }
+
+    assert_eq!(str_attr(&file, "program"), "saltus");
+    assert_eq!(str_attr(&file, "version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(str_attr(&file, "units"), "SI (m, kg, s, rad, N)");
+    assert!(str_attr(&file, "created_by").starts_with("saltus-io "));
+}

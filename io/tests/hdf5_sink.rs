@@ -1,0 +1,138 @@
+//! `Hdf5Sink`: layout, values, attributes, XDMF sidecar, misuse.
+
+mod common;
+
+use common::*;
+use hdf5_metno as hdf5;
+use saltus_core::{Energy, OutputLayout, ResultSink, StepRecord, StepStats};
+use saltus_io::Hdf5Sink;
+
+#[test]
+fn writes_layout_and_values() {
+    let path = tmp("five_steps.h5");
+    let mut sink = Hdf5Sink::create(&path)
+        .unwrap()
+        .with_model_text("[[nodes]]\nname = \"ground\"\n");
+    sink.begin(&layout()).unwrap();
+    record_steps(&mut sink, 0..5);
+    assert_eq!(sink.records(), 5);
+    sink.finish().unwrap();
+    sink.finish().unwrap(); // idempotent
+    check_file(&path, 5);
+
+    let file = hdf5::File::open(&path).unwrap();
+    assert_eq!(str_attr(&file, "model"), "[[nodes]]\nname = \"ground\"\n");
+    // chunked, extendible along the first axis only
+    let pos = file.dataset("nodes/position").unwrap();
+    let ext = pos.space().unwrap().extents().unwrap();
+    let maxdims: Vec<Option<usize>> = ext.iter().map(|e| e.max).collect();
+    assert_eq!(maxdims, vec![None, Some(2), Some(3)]);
+
+    // XDMF sidecar: one grid per record, pointing into the .h5 by file name
+    let xdmf = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+    assert_eq!(xdmf.matches("<Time Value=").count(), 5);
+    assert!(xdmf.contains("five_steps.h5:/nodes/position"));
+    assert!(xdmf.contains("TopologyType=\"Polyvertex\""));
+    assert!(xdmf.contains("Dimensions=\"5 2 3\""));
+    assert!(xdmf.starts_with("<?xml"));
+    assert!(xdmf.trim_end().ends_with("</Xdmf>"));
+
+    // recording after finish is an error
+    let n = nodes(0);
+    let v = values(0);
+    let e = sink
+        .record(&StepRecord {
+            step: 0,
+            t: 0.0,
+            nodes: &n,
+            element_values: &v,
+            stats: StepStats::default(),
+            energy: Energy::default(),
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("five_steps.h5"), "{e}");
+}
+
+#[test]
+fn readable_without_finish() {
+    let path = tmp("no_finish.h5");
+    {
+        let mut sink = Hdf5Sink::create(&path).unwrap().with_flush_every(2);
+        sink.begin(&layout()).unwrap();
+        record_steps(&mut sink, 0..3);
+        // dropped without finish
+    }
+    check_file(&path, 3);
+    assert!(!path.with_extension("xdmf").exists());
+    // the sidecar can be written afterwards
+    let xdmf = saltus_io::write_xdmf(&path).unwrap().unwrap();
+    let text = std::fs::read_to_string(xdmf).unwrap();
+    assert_eq!(text.matches("<Time Value=").count(), 3);
+}
+
+#[test]
+fn rejects_misuse() {
+    let path = tmp("misuse.h5");
+    let mut sink = Hdf5Sink::create(&path).unwrap();
+    let n = nodes(0);
+    let v = values(0);
+    let rec = StepRecord {
+        step: 0,
+        t: 0.0,
+        nodes: &n,
+        element_values: &v,
+        stats: StepStats::default(),
+        energy: Energy::default(),
+    };
+    let e = sink.record(&rec).unwrap_err().to_string();
+    assert!(e.contains("misuse.h5") && e.contains("before begin"), "{e}");
+    sink.begin(&layout()).unwrap();
+    assert!(sink.begin(&layout()).is_err());
+    let e = sink
+        .record(&StepRecord {
+            nodes: &n[..1],
+            ..rec
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 node states, layout has 2 nodes"), "{e}");
+    let e = sink
+        .record(&StepRecord {
+            element_values: &v[..2],
+            ..rec
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2 element values, layout has 4"), "{e}");
+    sink.finish().unwrap();
+
+    let e = Hdf5Sink::create(tmp("missing_dir").join("x.h5")).unwrap_err();
+    assert!(e.to_string().contains("missing_dir"), "{e}");
+}
+
+#[test]
+fn empty_layout() {
+    let path = tmp("empty.h5");
+    let mut sink = Hdf5Sink::create(&path).unwrap();
+    sink.begin(&OutputLayout::new(vec![], vec![], vec![], vec![]))
+        .unwrap();
+    for k in 0..2 {
+        sink.record(&StepRecord {
+            step: k,
+            t: k as f64,
+            nodes: &[],
+            element_values: &[],
+            stats: StepStats::default(),
+            energy: Energy::default(),
+        })
+        .unwrap();
+    }
+    sink.finish().unwrap();
+    let file = hdf5::File::open(&path).unwrap();
+    assert_eq!(file.dataset("time").unwrap().shape(), vec![2]);
+    assert_eq!(
+        file.dataset("nodes/position").unwrap().shape(),
+        vec![2, 0, 3]
+    );
+    assert!(!path.with_extension("xdmf").exists());
+}
