@@ -190,6 +190,8 @@ pub struct OutputSpec {
 /// Everything an element may report after a converged step.
 #[derive(Clone, Copy, Debug)]
 pub struct OutputState<'a> {
+    /// Time `t_{n+1}` [s] of the converged state.
+    pub t: f64,
     /// Converged nodes at `t_{n+1}`.
     pub nodes: &'a [NodeState],
     /// Converged smooth multipliers `λ̃` (scaled by `k_s`).

@@ -633,6 +633,7 @@ mod tests {
         st.omega = Vector3::new(0.0, 1.0, 1.0);
         let nodes = [st];
         let os = OutputState {
+            t: 0.0,
             nodes: &nodes,
             mult_smooth: &[],
             mult_position: &[],

@@ -1499,6 +1499,7 @@ mod tests {
 
     fn output_state(nodes: &[NodeState]) -> OutputState<'_> {
         OutputState {
+            t: 0.0,
             nodes,
             mult_smooth: &[],
             mult_position: &[],

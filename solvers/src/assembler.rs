@@ -263,11 +263,13 @@ impl Workspace {
         &self,
         ie: usize,
         nn: usize,
+        t: f64,
         k: [f64; 3],
         h: f64,
         gravity: Vector3<f64>,
     ) -> OutputState<'_> {
         OutputState {
+            t,
             nodes: &self.g_nodes[..nn],
             mult_smooth: self.element_mult(Level::Smooth, ie),
             mult_position: self.element_mult(Level::Position, ie),

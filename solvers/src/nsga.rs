@@ -510,7 +510,7 @@ impl Nsga {
             let nn = self.ws.gather(model, ie);
             let os = self
                 .ws
-                .output_state(ie, nn, k, self.stats.h, self.opts.gravity);
+                .output_state(ie, nn, self.t, k, self.stats.h, self.opts.gravity);
             model.elements_mut()[ie].commit(&os);
         }
     }
@@ -527,7 +527,9 @@ impl Nsga {
         let mut values = std::mem::take(&mut self.values);
         for ie in 0..model.elements().len() {
             let nn = self.ws.gather(model, ie);
-            let os = self.ws.output_state(ie, nn, k, h, self.opts.gravity);
+            let os = self
+                .ws
+                .output_state(ie, nn, self.t, k, h, self.opts.gravity);
             let e = &model.elements()[ie];
             let off = self.layout.element_offsets[ie];
             let len: usize = self.layout.element_outputs[ie].iter().map(|o| o.len).sum();

@@ -1171,6 +1171,7 @@ mod tests {
             let len: usize = specs.iter().map(|o| o.len).sum();
             let mut out = vec![f64::NAN; len];
             let os = OutputState {
+                t: 0.0,
                 nodes: &nodes,
                 mult_smooth: &fx.mult_smooth,
                 mult_position: &fx.mult,
@@ -1195,6 +1196,7 @@ mod tests {
         let q = states(&nodes);
         let lam = [0.4, -1.1, 0.7];
         let os = OutputState {
+            t: 0.0,
             nodes: &q,
             mult_smooth: &lam,
             mult_position: &[0.0; 3],
