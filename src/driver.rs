@@ -76,7 +76,11 @@ impl fmt::Display for RunReport {
             s.max_iterations[0],
             s.max_iterations[1],
             s.max_iterations[2],
-            if s.halvings > 0 { format!(", {} step halvings", s.halvings) } else { String::new() },
+            if s.halvings > 0 {
+                format!(", {} step halvings", s.halvings)
+            } else {
+                String::new()
+            },
             self.output.display()
         )
     }
@@ -110,8 +114,16 @@ pub fn run_text(text: &str, source: &str, req: &RunRequest) -> Result<RunReport,
     run_model_file(file, req, PathBuf::from(DEFAULT_OUTPUT))
 }
 
-fn run_model_file(mut file: ModelFile, req: &RunRequest, default_out: PathBuf) -> Result<RunReport, RunError> {
-    let output = req.output.clone().or_else(|| file.simulation.output.clone()).unwrap_or(default_out);
+fn run_model_file(
+    mut file: ModelFile,
+    req: &RunRequest,
+    default_out: PathBuf,
+) -> Result<RunReport, RunError> {
+    let output = req
+        .output
+        .clone()
+        .or_else(|| file.simulation.output.clone())
+        .unwrap_or(default_out);
     let opts = nsga_options(&file.simulation, req);
     let solve = |source| RunError::Solve { source, kept: None };
     let mut solver = Nsga::new(&mut file.model, opts.clone()).map_err(solve)?;
@@ -154,15 +166,26 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if self.last.is_some_and(|l| now - l < Duration::from_millis(100)) {
+        if self
+            .last
+            .is_some_and(|l| now - l < Duration::from_millis(100))
+        {
             return;
         }
         self.last = Some(now);
-        let frac = if self.t_end > 0.0 { (t / self.t_end).clamp(0.0, 1.0) } else { 1.0 };
+        let frac = if self.t_end > 0.0 {
+            (t / self.t_end).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
         let width = 40;
         let filled = (frac * width as f64).round() as usize;
         let elapsed = self.start.elapsed().as_secs_f64();
-        let eta = if frac > 0.0 { elapsed * (1.0 - frac) / frac } else { 0.0 };
+        let eta = if frac > 0.0 {
+            elapsed * (1.0 - frac) / frac
+        } else {
+            0.0
+        };
         eprint!(
             "\r[{}{}] {:5.1}%  t = {:.4e} s  elapsed {:.1} s  eta {:.1} s ",
             "#".repeat(filled),
@@ -186,7 +209,11 @@ impl Progress {
 pub fn elements_listing() -> String {
     let mut s = String::new();
     for k in saltus_core::element_kinds() {
-        let nodes: Vec<String> = k.example_nodes.iter().map(|n| format!("{n:?}").to_lowercase()).collect();
+        let nodes: Vec<String> = k
+            .example_nodes
+            .iter()
+            .map(|n| format!("{n:?}").to_lowercase())
+            .collect();
         s.push_str(&format!("{:<22} {}\n", k.type_name, k.summary));
         s.push_str(&format!("{:<22} nodes: [{}]\n", "", nodes.join(", ")));
         let example = (k.example)();

@@ -46,3 +46,8 @@ pub mod prelude {
 pub fn link() {
     saltus_elements::link();
 }
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

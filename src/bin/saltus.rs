@@ -59,7 +59,8 @@ fn parse_run(args: &[String]) -> Result<RunRequest, String> {
     let mut it = args.iter();
     let value = |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<f64, String> {
         let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        v.parse::<f64>().map_err(|_| format!("{flag}: `{v}` is not a number"))
+        v.parse::<f64>()
+            .map_err(|_| format!("{flag}: `{v}` is not a number"))
     };
     while let Some(a) = it.next() {
         match a.as_str() {
