@@ -303,7 +303,7 @@ impl Workspace {
                 step,
                 t,
                 level,
-                what: "Newton correction (singular iteration matrix?)".into(),
+                what: "Newton correction (singular iteration matrix: redundant constraints, or a motion without mass?)".into(),
             });
         }
         Ok(())

@@ -340,7 +340,8 @@ impl Nsga {
         for h in self.hist.iter_mut() {
             *h = NodeHistory::default();
         }
-        self.smooth_step(model, h0, 0.0, &coef)?;
+        // Step index 0 in error messages: the initial-acceleration solve precedes step 1.
+        self.smooth_step(model, h0, 0.0, &coef, 0)?;
         for i in 0..self.hist.len() {
             if self.free[i] {
                 let s = &self.ws.cur[i];
@@ -370,6 +371,7 @@ impl Nsga {
         h: f64,
         t: f64,
         coef: &Coefficients,
+        step: usize,
     ) -> Result<(), SolveError> {
         let (am, af, g, b) = (coef.alpha_m, coef.alpha_f, coef.gamma, coef.beta);
         self.ws.reset_level(Level::Smooth);
@@ -389,7 +391,7 @@ impl Nsga {
         let (pred_v, pred_dq, free) = (&self.pred_v, &self.pred_dq, &self.free);
         let update = |ws: &mut Workspace| update_smooth_states(ws, free, pred_v, pred_dq, h, coef);
         update(&mut self.ws);
-        let (it, res) = self.ws.newton(model, &cx, &tol, self.step + 1, update)?;
+        let (it, res) = self.ws.newton(model, &cx, &tol, step, update)?;
         self.stats.iterations[0] = it;
         self.stats.residual[0] = res;
         Ok(())
@@ -413,7 +415,7 @@ impl Nsga {
         let coef = self.coef;
         let t = self.t + h;
         // Step 1: smooth motion.
-        self.smooth_step(model, h, t, &coef)?;
+        self.smooth_step(model, h, t, &coef, self.step + 1)?;
         let cx = self.cx(Level::Smooth, h, t, &coef);
         self.notify_level(model, &cx);
         self.ws.smooth.clone_from(&self.ws.cur);
