@@ -48,7 +48,8 @@ pub struct Workspace {
     pub kinds: Vec<NodeKind>,
 }
 
-/// Newton tolerances (spec §10): converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)`.
+/// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
+/// round-off floor of the constraint rows, or when a correction is below round-off.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tolerance {
     /// Relative tolerance `tol_r`.
@@ -343,7 +344,11 @@ impl Workspace {
         let mut it = 0;
         loop {
             let ResidualNorms { norm, reference } = self.assemble(model, cx, step)?;
-            let tolerance = tol.tol * (reference + tol.tol_f);
+            // Spec §10 test, plus the round-off floor of the constraint rows `k g(q)` (position,
+            // static) and `k g_q v` (smooth, velocity): `g` is computed from coordinates of size
+            // `state_scale`, so it cannot be resolved below ~ε·state_scale.
+            let round_off = ROUND_OFF * cx.k * self.state_scale(cx.level);
+            let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
             if !norm.is_finite() {
                 return Err(SolveError::NonFinite {
                     step,
@@ -369,10 +374,10 @@ impl Workspace {
             let nd = self.systems[li].n_node_dofs;
             let n = self.systems[li].n;
             // Round-off plateau: a correction below the resolution of the unknowns cannot
-            // reduce the residual further (e.g. a residual made of large cancelling terms).
-            let stagnated = amax(&self.delta[..nd])
-                <= STAGNATION * (1.0 + self.state_scale(cx.level))
-                && amax(&self.delta[nd..n]) <= STAGNATION * (1.0 + amax(&self.mult[li]));
+            // reduce the residual further.
+            let (sn, sm) = (self.state_scale(cx.level), amax(&self.mult[li]));
+            let stagnated = amax(&self.delta[..nd]) <= STAGNATION * (1.0 + sn)
+                && amax(&self.delta[nd..n]) <= STAGNATION * (1.0 + sm);
             for (m, d) in self.mult[li].iter_mut().zip(&self.delta[nd..n]) {
                 *m += d;
             }
@@ -411,6 +416,10 @@ impl Workspace {
 /// Relative size of a Newton correction at which the iterate has stopped changing beyond
 /// round-off (≈ 500 ulp).
 const STAGNATION: f64 = 1e-13;
+
+/// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
+/// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
+const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
 
 fn amax(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
