@@ -1,5 +1,5 @@
-//! Every model file shipped in `models/` loads and integrates (a few steps), and the JSON form
-//! of a model gives the same motion as its TOML form.
+//! Every model file shipped in `models/` loads and integrates (a few steps); the built-in
+//! default model parses.
 
 use saltus::prelude::*;
 
