@@ -26,6 +26,7 @@ fn build_example(kind: &ElementKind, rng: &mut Rng) -> Result<Box<dyn Element>, 
             kind: *k,
             initial: NodeState::at(rng.vec3(1.0), rng.rotation()),
             fixed: false,
+            motion: None,
         })
         .collect();
     let def = ElementDef {

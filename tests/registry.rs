@@ -19,6 +19,7 @@ fn build(
             kind: *k,
             initial: NodeState::at(rng.vec3(1.0), rng.rotation()),
             fixed: false,
+            motion: None,
         })
         .collect();
     let def = ElementDef {

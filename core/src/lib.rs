@@ -19,6 +19,6 @@ pub use element::{
     StepCx,
 };
 pub use model::{BuildError, ElementId, Model};
-pub use node::{NodeDef, NodeId, NodeKind, NodeState};
+pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 pub use output::{MemorySink, OutputLayout, ResultSink, SinkError, StepRecord, StepStats};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

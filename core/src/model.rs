@@ -1,7 +1,7 @@
 //! A model: nodes and elements, built in code or from a model file through the registry.
 
 use crate::element::{Element, Level};
-use crate::node::{NodeDef, NodeId, NodeKind, NodeState};
+use crate::node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 use crate::registry::{element_kind, BuildCx, ElementDef};
 use nalgebra::{UnitQuaternion, Vector3};
 use std::collections::HashSet;
@@ -112,6 +112,7 @@ impl NodeDef {
             kind: NodeKind::Frame,
             initial: NodeState::at(x, UnitQuaternion::identity()),
             fixed: false,
+            motion: None,
         }
     }
     /// A free point node at `x` [m], at rest.
@@ -140,6 +141,15 @@ impl NodeDef {
     /// Make the node fixed (its state never changes; no unknowns).
     pub fn fixed(mut self) -> Self {
         self.fixed = true;
+        self
+    }
+    /// Prescribe the node's motion (no unknowns): e.g. a support moving at constant velocity.
+    /// For [`PrescribedMotion::ConstantVelocity`] the initial velocities are set to the
+    /// motion's.
+    pub fn prescribed(mut self, motion: PrescribedMotion) -> Self {
+        self.fixed = true;
+        self.motion = Some(motion);
+        self.initial = motion.state_at(&self.initial, 0.0);
         self
     }
 }

@@ -97,6 +97,44 @@ pub struct NodeDef {
     pub kind: NodeKind,
     /// Initial state at `t = 0` (accelerations are recomputed by the solver).
     pub initial: NodeState,
-    /// A fixed node keeps its initial state; its unknowns are dropped from every level.
+    /// A fixed node has no unknowns: it keeps its initial state, or follows `motion`.
     pub fixed: bool,
+    /// Prescribed motion of a fixed node (`None`: at rest in its initial state).
+    pub motion: Option<PrescribedMotion>,
+}
+
+/// Kinematics imposed on a node that has no unknowns (a moving support, a driven frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PrescribedMotion {
+    /// Uniform motion from the initial state: `x(t) = x₀ + v t`, `R(t) = exp(hat(ω t)) R₀` with
+    /// the translational velocity `v` [m/s] and the **spatial** angular velocity `ω` [rad/s]
+    /// constant.
+    ConstantVelocity {
+        /// Translational velocity `v` [m/s].
+        velocity: Vector3<f64>,
+        /// Spatial angular velocity `ω` [rad/s].
+        angular_velocity: Vector3<f64>,
+    },
+}
+
+impl PrescribedMotion {
+    /// State at time `t` [s] of a node whose state at `t = 0` is `initial`.
+    pub fn state_at(&self, initial: &NodeState, t: f64) -> NodeState {
+        match *self {
+            PrescribedMotion::ConstantVelocity {
+                velocity,
+                angular_velocity,
+            } => {
+                let r = UnitQuaternion::from_scaled_axis(angular_velocity * t) * initial.r;
+                NodeState {
+                    x: initial.x + velocity * t,
+                    r,
+                    v: velocity,
+                    omega: r.inverse() * angular_velocity,
+                    vdot: Vector3::zeros(),
+                    omegadot: Vector3::zeros(),
+                }
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@
 //! `slider.toml:14: element `hinge`: parameter `axis` must be finite, got [NaN, 0.0, 1.0]`.
 
 use nalgebra::{UnitQuaternion, Vector3, Vector4};
-use saltus_core::{BuildError, ElementDef, Model, NodeDef, NodeKind};
+use saltus_core::{BuildError, ElementDef, Model, NodeDef, NodeKind, PrescribedMotion};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -828,6 +828,8 @@ struct NodeEntry {
     kind: NodeKind,
     #[serde(default)]
     fixed: bool,
+    #[serde(default)]
+    prescribed: bool,
 }
 
 fn default_kind() -> NodeKind {
@@ -916,8 +918,21 @@ impl NodeEntry {
             finite("angular_velocity", &w)?;
             def = def.angular_velocity(Vector3::from(w));
         }
+        if self.fixed && self.prescribed {
+            return Err(field_error(
+                "prescribed",
+                "a node is either fixed (at rest) or prescribed (moving with its initial velocities), not both",
+            ));
+        }
         if self.fixed {
             def = def.fixed();
+        }
+        if self.prescribed {
+            let motion = PrescribedMotion::ConstantVelocity {
+                velocity: def.initial.v,
+                angular_velocity: def.initial.r * def.initial.omega,
+            };
+            def = def.prescribed(motion);
         }
         Ok(def)
     }

@@ -8,7 +8,7 @@ use crate::error::SolveError;
 use nalgebra::{Vector3, Vector6};
 use saltus_core::lie;
 use saltus_core::output::{OutputLayout, ResultSink, StepRecord, StepStats};
-use saltus_core::{Energy, Level, Model, NodeKind, NodeState, StepCx};
+use saltus_core::{Energy, Level, Model, NodeKind, NodeState, PrescribedMotion, StepCx};
 use std::time::{Duration, Instant};
 
 /// Generalized-α coefficients from the spectral radius at infinity `ρ∞` (spec §2,
@@ -187,6 +187,9 @@ pub struct Nsga {
     pred_v: Vec<Vector6<f64>>,
     kinds: Vec<NodeKind>,
     free: Vec<bool>,
+    /// Prescribed motions of the fixed nodes, and every node's state at `t = 0`.
+    motion: Vec<Option<PrescribedMotion>>,
+    initial: Vec<NodeState>,
     /// Characteristic mass of the scaling.
     mass: f64,
     t: f64,
@@ -222,6 +225,8 @@ impl Nsga {
         let n = model.nodes().len();
         let kinds = model.nodes().iter().map(|d| d.kind).collect();
         let free = model.nodes().iter().map(|d| !d.fixed).collect();
+        let motion = model.nodes().iter().map(|d| d.motion).collect();
+        let initial = model.nodes().iter().map(|d| d.initial).collect();
         let mass = opts
             .characteristic_mass
             .unwrap_or_else(|| model.characteristic_mass());
@@ -246,6 +251,8 @@ impl Nsga {
             pred_v: vec![Vector6::zeros(); n],
             kinds,
             free,
+            motion,
+            initial,
             mass,
             t: 0.0,
             step: 0,
@@ -341,7 +348,7 @@ impl Nsga {
             *h = NodeHistory::default();
         }
         // Step index 0 in error messages: the initial-acceleration solve precedes step 1.
-        self.smooth_step(model, h0, 0.0, &coef, 0)?;
+        self.smooth_step(model, h0, h0, &coef, 0)?;
         for i in 0..self.hist.len() {
             if self.free[i] {
                 let s = &self.ws.cur[i];
@@ -377,7 +384,11 @@ impl Nsga {
         self.ws.reset_level(Level::Smooth);
         for i in 0..self.kinds.len() {
             if !self.free[i] {
-                self.ws.cur[i] = self.ws.prev[i];
+                // Fixed nodes stay put; prescribed ones follow their motion law.
+                self.ws.cur[i] = match &self.motion[i] {
+                    Some(m) => m.state_at(&self.initial[i], t),
+                    None => self.ws.prev[i],
+                };
                 continue;
             }
             let hist = self.hist[i];
