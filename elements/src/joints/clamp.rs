@@ -97,7 +97,7 @@ impl BilateralConstraint for ClampConstraint {
 impl Clamp {
     /// Clamp frame node `n` of `nodes` (e.g. `model.nodes()`) at its initial state.
     pub fn new(nodes: &[NodeDef], n: NodeId) -> Result<Self, BuildError> {
-        ClampConstraint::from_initial(TYPE_NAME, nodes, n).map(BilateralJoint::from_constraint)
+        ClampConstraint::from_initial(TYPE_NAME, nodes, n).and_then(BilateralJoint::from_constraint)
     }
 }
 
@@ -105,7 +105,7 @@ fn build(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildEr
     let ids = cx.resolve_nodes(def, &KINDS.map(Some))?;
     let _spec: ClampSpec = parse(def)?;
     let c = ClampConstraint::from_initial(&def.name, cx.nodes, ids[0])?;
-    Ok(Box::new(BilateralJoint::from_constraint(c)))
+    Ok(Box::new(BilateralJoint::from_constraint(c)?))
 }
 
 saltus_core::register_element! {
@@ -134,15 +134,16 @@ mod tests {
             let (c, nodes) = clamp(seed);
             let q = states(&nodes);
             // Round-off of O(1) rotations: 1e-14 is ~100 ulps.
-            assert!(c.kinematics(&q, 0.0).g.amax() < 1e-14);
+            assert!(c.kinematics(&q, 0.0).g().amax() < 1e-14);
             // Full rank: the Jacobian is invertible (6 independent rows).
-            let g_q = c.kinematics(&q, 0.0).g_q;
+            let g_q = c.kinematics(&q, 0.0).g_q().clone_owned();
             assert!(g_q.determinant().abs() > 0.5);
             // Small spatial rotation δ: orientation rows ≈ −R₀ᵀ δ.
             let delta = Vector3::new(1e-5, -2e-5, 3e-5);
             let mut q2 = q.clone();
             q2[0].r = lie::exp(&delta) * q[0].r;
-            let g = c.kinematics(&q2, 0.0).g;
+            let kin = c.kinematics(&q2, 0.0);
+            let g = kin.g();
             let expect = -(c.constraint().target().1.transpose() * delta);
             // Second-order remainder |δ|² ≈ 1e-9.
             assert!((g.fixed_rows::<3>(3) - expect).amax() < 1e-9, "{g}");

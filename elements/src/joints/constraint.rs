@@ -30,6 +30,24 @@
 //! [`KinCx::dot`] and the arithmetic of [`Scalar`] (sums, products, smooth functions,
 //! `atan2`), which carry first and second derivatives along exactly.
 //!
+//! # Sizes and allocation
+//!
+//! Element evaluations run inside the Newton loop, where nothing may allocate. All the types of
+//! this module therefore use fixed-size storage sized for the largest joint: at most
+//! [`MAX_NODES`] nodes, [`MAX_DOFS`] node unknowns (two frame nodes, or up to four point nodes)
+//! and [`MAX_ROWS`] constraint rows. Vectors and matrices over the node unknowns
+//! ([`LocalVector`], [`LocalMatrix`]) and over the rows ([`RowVector`], [`RowJacobian`]) are
+//! padded: only the leading `n` (and `m`) entries are meaningful, the others are zero.
+//! [`Kinematics`] hands out views of exactly `m × n` ([`Kinematics::g`], [`Kinematics::g_q`],
+//! ...). [`BilateralJoint::from_constraint`] rejects a constraint that does not fit
+//! ([`BuildError`]). [`KinVec`], [`KinCx`] and [`Scalar`] never allocate, so an `evaluate` built
+//! from them is allocation-free.
+//!
+//! Evaluations whose second derivatives are not used are first-order only
+//! ([`KinCx::needs_hessians`] is `false`): the velocity level (configuration frozen) and the
+//! `g_q(q̃)` the position and velocity levels need at the smooth configuration `q̃`. The helpers
+//! then skip the second derivatives, and a hand-written `evaluate` may skip its `H_j` too.
+//!
 //! # Levels (scaled multipliers; `k = cx.k`, `p = cx.p`, `w = cx.force_weight`)
 //!
 //! | level | node rows | multiplier rows |
@@ -84,7 +102,10 @@
 //! let a = model.add_node(NodeDef::point("a", Vector3::zeros()).fixed()).unwrap();
 //! let b = model.add_node(NodeDef::point("b", Vector3::new(1.0, 0.0, 0.0))).unwrap();
 //! let rod = Rod { nodes: [a, b], kinds: [NodeKind::Point; 2], length: 1.0 };
-//! model.add_element("rod", BilateralJoint::from_constraint(rod)).unwrap();
+//! let joint = BilateralJoint::from_constraint(rod).unwrap();
+//! let q = [model.nodes()[0].initial, model.nodes()[1].initial];
+//! assert_eq!(joint.kinematics(&q, 0.0).g()[0], 0.0);
+//! model.add_element("rod", joint).unwrap();
 //! ```
 //!
 //! A body-fixed point `x_i + R_i d` is `KinVec::body_point(i, d)`, a body-fixed direction
@@ -95,14 +116,47 @@
 //! joint with [`check_kinematics`] (first and second derivatives and `g_t` against finite
 //! differences) and `saltus_core::fd::check_hessian` (the four levels).
 
-use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, DVector, Matrix3, Vector3};
+use nalgebra::{Const, Dyn, Matrix3, MatrixView, MatrixViewMut, SMatrix, SVector, Vector3, U1};
 use saltus_core::element::{
     Element, ElementError, Level, Levels, LocalState, LocalSystem, OutputSpec, OutputState, StepCx,
 };
 use saltus_core::lie;
+use saltus_core::model::BuildError;
 use saltus_core::node::{NodeId, NodeKind, NodeState};
 use std::fmt;
 use std::ops::{Add, Mul, Neg, Sub};
+
+/// Largest number of nodes of a bilateral constraint.
+pub const MAX_NODES: usize = 4;
+/// Largest number `n` of node unknowns of a bilateral constraint (two frame nodes).
+pub const MAX_DOFS: usize = 12;
+/// Largest number `m` of constraint rows of a bilateral constraint.
+pub const MAX_ROWS: usize = 6;
+
+/// A vector over the node unknowns (padded: entries `n..` are zero).
+pub type LocalVector = SVector<f64, MAX_DOFS>;
+/// A matrix over the node unknowns (padded: only the leading `n × n` block is nonzero).
+pub type LocalMatrix = SMatrix<f64, MAX_DOFS, MAX_DOFS>;
+/// A vector over the constraint rows (padded: entries `m..` are zero).
+pub type RowVector = SVector<f64, MAX_ROWS>;
+/// A matrix of constraint rows against node unknowns, such as `g_q` (padded: only the leading
+/// `m × n` block is nonzero).
+pub type RowJacobian = SMatrix<f64, MAX_ROWS, MAX_DOFS>;
+/// Jacobian `∂u/∂q` of an inertial vector (`3 × n`, padded: columns `n..` are zero).
+pub type VectorJacobian = SMatrix<f64, 3, MAX_DOFS>;
+
+/// View of the `m` meaningful entries of a [`RowVector`] (`g`, `g_t`).
+pub type RowView<'a> = MatrixView<'a, f64, Dyn, U1, U1, Const<MAX_ROWS>>;
+/// Mutable [`RowView`].
+pub type RowViewMut<'a> = MatrixViewMut<'a, f64, Dyn, U1, U1, Const<MAX_ROWS>>;
+/// View of the `m × n` block of a [`RowJacobian`] (`g_q`, `∂g_t/∂q`).
+pub type JacobianView<'a> = MatrixView<'a, f64, Dyn, Dyn, U1, Const<MAX_ROWS>>;
+/// Mutable [`JacobianView`].
+pub type JacobianViewMut<'a> = MatrixViewMut<'a, f64, Dyn, Dyn, U1, Const<MAX_ROWS>>;
+/// View of the `n × n` block of a [`LocalMatrix`] (a row's second derivative `H_j`).
+pub type HessianView<'a> = MatrixView<'a, f64, Dyn, Dyn, U1, Const<MAX_DOFS>>;
+/// Mutable [`HessianView`].
+pub type HessianViewMut<'a> = MatrixViewMut<'a, f64, Dyn, Dyn, U1, Const<MAX_DOFS>>;
 
 /// Units of a joint's constraint rows, used to label its output channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +198,9 @@ impl ConstraintUnits {
 /// Kinematics of a holonomic (possibly rheonomic) bilateral constraint `g(q, t) = 0` with `m`
 /// rows on the element's nodes. See the [module documentation](self) for the contract and an
 /// example; [`BilateralJoint`] makes an [`Element`] of it.
+///
+/// Size limits: at most [`MAX_NODES`] nodes, [`MAX_DOFS`] node unknowns and [`MAX_ROWS`] rows
+/// (checked by [`BilateralJoint::from_constraint`]).
 pub trait BilateralConstraint: Send + Sync + fmt::Debug {
     /// Registered type name, e.g. `"revolute_joint"`.
     fn type_name(&self) -> &'static str;
@@ -151,10 +208,12 @@ pub trait BilateralConstraint: Send + Sync + fmt::Debug {
     fn nodes(&self) -> &[NodeId];
     /// The kinds of the element's nodes (fixes the local unknown layout).
     fn node_kinds(&self) -> &[NodeKind];
-    /// Number `m` of scalar constraints (fixed).
+    /// Number `m` of scalar constraints (fixed, at most [`MAX_ROWS`]).
     fn n_constraints(&self) -> usize;
     /// Fill `out` (zeroed, `m` rows, `n` node unknowns) with `g`, `g_q`, the per-row second
-    /// derivatives `H_j`, `g_t` and `∂g_t/∂q` at the configuration and time of `cx`.
+    /// derivatives `H_j`, `g_t` and `∂g_t/∂q` at the configuration and time of `cx`. Called
+    /// inside the Newton loop: must not allocate. The `H_j` may be skipped when
+    /// [`KinCx::needs_hessians`] is `false`.
     fn evaluate(&self, cx: &KinCx<'_>, out: &mut Kinematics);
     /// Local index of the node whose reaction `force`/`moment` is reported (`None`: no such
     /// outputs). Default: the last node (node 2 of a two-node joint).
@@ -216,9 +275,18 @@ impl Layout {
     pub fn is_frame(&self, node: usize) -> bool {
         self.kinds[node] == NodeKind::Frame
     }
+    /// Whether the layout fits the fixed-size storage ([`MAX_NODES`], [`MAX_DOFS`]).
+    #[inline]
+    pub fn fits(&self) -> bool {
+        self.kinds.len() <= MAX_NODES && self.n <= MAX_DOFS
+    }
     /// Local velocity vector `[ẋ; Ω]` (frame) / `[ẋ]` (point) per node.
-    pub fn velocity(&self, nodes: &[NodeState]) -> DVector<f64> {
-        let mut v = DVector::zeros(self.n);
+    ///
+    /// # Panics
+    ///
+    /// If the layout does not [fit](Layout::fits).
+    pub fn velocity(&self, nodes: &[NodeState]) -> LocalVector {
+        let mut v = LocalVector::zeros();
         for (i, s) in nodes.iter().enumerate().take(self.kinds.len()) {
             let o = self.offsets[i];
             v.fixed_rows_mut::<3>(o).copy_from(&s.v);
@@ -230,7 +298,11 @@ impl Layout {
     }
     /// Post-multiply the rotational column blocks of `a` by the per-node tangents `T`
     /// (`δΘ = T du`); translational columns and point nodes are unchanged.
-    pub fn apply_tangent(&self, a: &mut DMatrix<f64>, tangents: &[Matrix3<f64>]) {
+    pub fn apply_tangent<const R: usize>(
+        &self,
+        a: &mut SMatrix<f64, R, MAX_DOFS>,
+        tangents: &[Matrix3<f64>],
+    ) {
         for i in 0..self.kinds.len() {
             if !self.is_frame(i) {
                 continue;
@@ -240,8 +312,8 @@ impl Layout {
                 continue;
             }
             let o = self.offsets[i] + 3;
-            let block = a.columns(o, 3) * t;
-            a.columns_mut(o, 3).copy_from(&block);
+            let block = a.fixed_columns::<3>(o) * t;
+            a.fixed_columns_mut::<3>(o).copy_from(&block);
         }
     }
 }
@@ -250,19 +322,24 @@ impl Layout {
 /// body-fixed vectors: `c + Σ α_i x_i + Σ R_i a_i` (`R_i a_i` only on frame nodes).
 ///
 /// Build it from the constructors and `+`, `−`, unary `−` and `* f64`; evaluate it with a
-/// [`KinCx`].
-#[derive(Clone, Debug, Default, PartialEq)]
+/// [`KinCx`]. It is a small `Copy` value (one coefficient `α_i` and one body vector `a_i` per
+/// local node): terms on the same node are merged, and nothing is allocated.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct KinVec {
     constant: Vector3<f64>,
-    terms: Vec<KinTerm>,
+    /// `α_i`: coefficient of `x_i`.
+    position: [f64; MAX_NODES],
+    /// `a_i` of the body term `R_i a_i`.
+    body: [Vector3<f64>; MAX_NODES],
+    /// Whether node `i` has a body term (even a zero one: it must then be a frame node).
+    has_body: [bool; MAX_NODES],
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum KinTerm {
-    /// `coef · x_node`.
-    Position { node: usize, coef: f64 },
-    /// `R_node · local`.
-    Body { node: usize, local: Vector3<f64> },
+fn check_local_node(node: usize) {
+    assert!(
+        node < MAX_NODES,
+        "KinVec: local node {node} out of range (a bilateral constraint has at most {MAX_NODES} nodes)"
+    );
 }
 
 impl KinVec {
@@ -270,24 +347,40 @@ impl KinVec {
     pub fn constant(c: Vector3<f64>) -> Self {
         Self {
             constant: c,
-            terms: Vec::new(),
+            ..Self::default()
         }
     }
     /// The position `x_i` of local node `node`.
+    ///
+    /// # Panics
+    ///
+    /// If `node >= MAX_NODES`.
+    #[inline]
     pub fn position(node: usize) -> Self {
-        Self {
-            constant: Vector3::zeros(),
-            terms: vec![KinTerm::Position { node, coef: 1.0 }],
-        }
+        check_local_node(node);
+        let mut u = Self::default();
+        u.position[node] = 1.0;
+        u
     }
     /// The body-fixed direction `R_i a` of local frame node `node` (`a` in the body frame).
+    ///
+    /// # Panics
+    ///
+    /// If `node >= MAX_NODES`; evaluating it panics if `node` is a point node.
+    #[inline]
     pub fn body(node: usize, local: Vector3<f64>) -> Self {
-        Self {
-            constant: Vector3::zeros(),
-            terms: vec![KinTerm::Body { node, local }],
-        }
+        check_local_node(node);
+        let mut u = Self::default();
+        u.body[node] = local;
+        u.has_body[node] = true;
+        u
     }
     /// The body-fixed point `x_i + R_i d` of local frame node `node` (`d` in the body frame).
+    ///
+    /// # Panics
+    ///
+    /// As [`KinVec::body`].
+    #[inline]
     pub fn body_point(node: usize, offset: Vector3<f64>) -> Self {
         Self::position(node) + Self::body(node, offset)
     }
@@ -295,22 +388,26 @@ impl KinVec {
 
 impl Add for KinVec {
     type Output = KinVec;
+    #[inline]
     fn add(mut self, rhs: KinVec) -> KinVec {
         self.constant += rhs.constant;
-        self.terms.extend(rhs.terms);
+        for i in 0..MAX_NODES {
+            self.position[i] += rhs.position[i];
+            self.body[i] += rhs.body[i];
+            self.has_body[i] |= rhs.has_body[i];
+        }
         self
     }
 }
 
 impl Mul<f64> for KinVec {
     type Output = KinVec;
+    #[inline]
     fn mul(mut self, s: f64) -> KinVec {
         self.constant *= s;
-        for t in &mut self.terms {
-            match t {
-                KinTerm::Position { coef, .. } => *coef *= s,
-                KinTerm::Body { local, .. } => *local *= s,
-            }
+        for i in 0..MAX_NODES {
+            self.position[i] *= s;
+            self.body[i] *= s;
         }
         self
     }
@@ -318,6 +415,7 @@ impl Mul<f64> for KinVec {
 
 impl Neg for KinVec {
     type Output = KinVec;
+    #[inline]
     fn neg(self) -> KinVec {
         self * -1.0
     }
@@ -325,54 +423,62 @@ impl Neg for KinVec {
 
 impl Sub for KinVec {
     type Output = KinVec;
+    #[inline]
     fn sub(self, rhs: KinVec) -> KinVec {
         self + (-rhs)
     }
 }
 
-/// A scalar function of the configuration with its gradient `∂s/∂q` (length `n`) and second
-/// derivative `H = ∂(∂s/∂q)/∂q` (`H_ab` = derivative of gradient entry `a` under the material
-/// variation `b`), all with respect to the element's local unknowns.
+/// A scalar function of the configuration with its gradient `∂s/∂q` and second derivative
+/// `H = ∂(∂s/∂q)/∂q` (`H_ab` = derivative of gradient entry `a` under the material variation
+/// `b`), all with respect to the element's local unknowns.
+///
+/// The storage is fixed-size and padded ([`LocalVector`], [`LocalMatrix`]): only the leading `n`
+/// entries of `grad` and the leading `n × n` block of `hess` are meaningful, the rest stays zero
+/// under every operation of this type. A `Scalar` is plain data (about 1.3 kB): no allocation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scalar {
     /// Value.
     pub value: f64,
-    /// Gradient (length `n`).
-    pub grad: DVector<f64>,
-    /// Second derivative (`n × n`).
-    pub hess: DMatrix<f64>,
+    /// Gradient (leading `n` entries).
+    pub grad: LocalVector,
+    /// Second derivative (leading `n × n` block).
+    pub hess: LocalMatrix,
 }
 
 impl Scalar {
-    /// A configuration-independent value (zero derivatives) for `n` node unknowns.
-    pub fn constant(n: usize, value: f64) -> Self {
+    /// A configuration-independent value (zero derivatives).
+    pub fn constant(value: f64) -> Self {
         Self {
             value,
-            grad: DVector::zeros(n),
-            hess: DMatrix::zeros(n, n),
+            grad: LocalVector::zeros(),
+            hess: LocalMatrix::zeros(),
         }
     }
 
     /// `f(s)` given `f(s)`, `f'(s)`, `f''(s)`.
     pub fn map(&self, f: f64, df: f64, d2f: f64) -> Scalar {
+        let mut hess = self.hess * df;
+        hess.ger(d2f, &self.grad, &self.grad, 1.0);
         Scalar {
             value: f,
-            grad: &self.grad * df,
-            hess: &self.hess * df + (&self.grad * self.grad.transpose()) * d2f,
+            grad: self.grad * df,
+            hess,
         }
     }
 
     /// `f(a, b)` given the value, the gradient `[f_a, f_b]` and the second derivatives
     /// `[f_aa, f_ab, f_bb]`.
     pub fn map2(a: &Scalar, b: &Scalar, f: f64, df: [f64; 2], d2f: [f64; 3]) -> Scalar {
-        let gaa = &a.grad * a.grad.transpose();
-        let gbb = &b.grad * b.grad.transpose();
-        let gab = &a.grad * b.grad.transpose();
-        let sym = &gab + gab.transpose();
+        let mut hess = a.hess * df[0] + b.hess * df[1];
+        hess.ger(d2f[0], &a.grad, &a.grad, 1.0);
+        hess.ger(d2f[1], &a.grad, &b.grad, 1.0);
+        hess.ger(d2f[1], &b.grad, &a.grad, 1.0);
+        hess.ger(d2f[2], &b.grad, &b.grad, 1.0);
         Scalar {
             value: f,
-            grad: &a.grad * df[0] + &b.grad * df[1],
-            hess: &a.hess * df[0] + &b.hess * df[1] + gaa * d2f[0] + sym * d2f[1] + gbb * d2f[2],
+            grad: a.grad * df[0] + b.grad * df[1],
+            hess,
         }
     }
 
@@ -412,8 +518,11 @@ impl Add for Scalar {
 
 impl Sub for Scalar {
     type Output = Scalar;
-    fn sub(self, rhs: Scalar) -> Scalar {
-        self + (-rhs)
+    fn sub(mut self, rhs: Scalar) -> Scalar {
+        self.value -= rhs.value;
+        self.grad -= rhs.grad;
+        self.hess -= rhs.hess;
+        self
     }
 }
 
@@ -451,15 +560,23 @@ impl Sub<f64> for Scalar {
 }
 
 /// Where a constraint is evaluated: node configurations (and velocities), time and layout.
+/// Holds the nodes' rotation matrices, computed once by [`KinCx::new`].
 #[derive(Clone, Copy, Debug)]
 pub struct KinCx<'a> {
     nodes: &'a [NodeState],
     t: f64,
     layout: &'a Layout,
+    rot: [Matrix3<f64>; MAX_NODES],
+    hessians: bool,
 }
 
 impl<'a> KinCx<'a> {
-    /// Context at the node states `nodes` (local order) and time `t` \[s\].
+    /// Context at the node states `nodes` (local order) and time `t` \[s\], for a full
+    /// (second-order) evaluation.
+    ///
+    /// # Panics
+    ///
+    /// If `nodes` is shorter than the layout or the layout does not [fit](Layout::fits).
     pub fn new(nodes: &'a [NodeState], t: f64, layout: &'a Layout) -> Self {
         assert!(
             nodes.len() >= layout.kinds.len(),
@@ -467,7 +584,39 @@ impl<'a> KinCx<'a> {
             nodes.len(),
             layout.kinds.len()
         );
-        Self { nodes, t, layout }
+        assert!(
+            layout.fits(),
+            "KinCx: {} nodes with {} unknowns exceed the limits ({MAX_NODES} nodes, {MAX_DOFS} unknowns)",
+            layout.kinds.len(),
+            layout.n
+        );
+        let mut rot = [Matrix3::identity(); MAX_NODES];
+        for (i, r) in rot.iter_mut().enumerate().take(layout.kinds.len()) {
+            if layout.is_frame(i) {
+                *r = nodes[i].r.to_rotation_matrix().into_inner();
+            }
+        }
+        Self {
+            nodes,
+            t,
+            layout,
+            rot,
+            hessians: true,
+        }
+    }
+    /// The same context for a first-order evaluation: only `g`, `g_q`, `g_t` and `∂g_t/∂q` are
+    /// used, so [`KinCx::dot`], [`KinCx::component`] and [`Kinematics::set_vector_rows`] skip
+    /// the second derivatives (left zero; [`Scalar`] arithmetic on such values gives second
+    /// derivatives that are incomplete, and unused).
+    pub fn first_order(mut self) -> Self {
+        self.hessians = false;
+        self
+    }
+    /// Whether the second derivatives `H_j` are needed (`false` after
+    /// [`KinCx::first_order`]; a hand-written `evaluate` may then skip them).
+    #[inline]
+    pub fn needs_hessians(&self) -> bool {
+        self.hessians
     }
     /// Node states in local order.
     #[inline]
@@ -495,89 +644,150 @@ impl<'a> KinCx<'a> {
         self.layout.n
     }
 
-    fn rotation(&self, node: usize) -> Matrix3<f64> {
+    /// Rotation matrix `R_i` (body → inertial) of local frame node `node`.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not a frame node of the layout.
+    #[inline]
+    pub fn rotation(&self, node: usize) -> &Matrix3<f64> {
+        self.check_node(node);
         assert!(
             self.layout.is_frame(node),
             "body-fixed vector on local node {node}, which is a point node"
         );
-        self.nodes[node].r.to_rotation_matrix().into_inner()
+        &self.rot[node]
+    }
+
+    /// Panic unless local node `node` is in the layout.
+    #[inline]
+    fn check_node(&self, node: usize) {
+        assert!(
+            node < self.layout.kinds.len(),
+            "KinVec term on local node {node}, but the constraint has {} nodes",
+            self.layout.kinds.len()
+        );
+    }
+
+    /// Offset of local node `node`, which must be in the layout.
+    #[inline]
+    fn offset(&self, node: usize) -> usize {
+        self.check_node(node);
+        self.layout.offsets[node]
     }
 
     /// Value of `u` [inertial frame].
+    #[inline]
     pub fn value(&self, u: &KinVec) -> Vector3<f64> {
         let mut out = u.constant;
-        for t in &u.terms {
-            match *t {
-                KinTerm::Position { node, coef } => out += self.nodes[node].x * coef,
-                KinTerm::Body { node, local } => out += self.rotation(node) * local,
+        for i in 0..MAX_NODES {
+            if u.position[i] != 0.0 {
+                self.check_node(i);
+                out += self.nodes[i].x * u.position[i];
+            }
+            if u.has_body[i] {
+                out += self.rotation(i) * u.body[i];
             }
         }
         out
     }
 
-    /// Jacobian `∂u/∂q` (`3 × n`).
-    pub fn jacobian(&self, u: &KinVec) -> DMatrix<f64> {
-        let mut j = DMatrix::zeros(3, self.n());
-        for t in &u.terms {
-            match *t {
-                KinTerm::Position { node, coef } => {
-                    let o = self.layout.offset(node);
-                    let mut b = j.fixed_view_mut::<3, 3>(0, o);
-                    b += Matrix3::identity() * coef;
-                }
-                KinTerm::Body { node, local } => {
-                    // δ(R a) = R hat(δΘ) a = −R hat(a) δΘ.
-                    let o = self.layout.offset(node) + 3;
-                    let mut b = j.fixed_view_mut::<3, 3>(0, o);
-                    b -= self.rotation(node) * lie::hat(&local);
-                }
+    /// The nonzero `3 × 3` column blocks of `∂u/∂q`: `(first column, block)`.
+    #[inline]
+    fn blocks(&self, u: &KinVec) -> Blocks {
+        let mut out = Blocks {
+            at: [0; 2 * MAX_NODES],
+            block: [Matrix3::zeros(); 2 * MAX_NODES],
+            len: 0,
+        };
+        for i in 0..MAX_NODES {
+            let coef = u.position[i];
+            if coef != 0.0 {
+                out.at[out.len] = self.offset(i);
+                out.block[out.len] = Matrix3::from_diagonal_element(coef);
+                out.len += 1;
             }
+            if u.has_body[i] {
+                // δ(R a) = R hat(δΘ) a = −R hat(a) δΘ.
+                out.block[out.len] = -(self.rotation(i) * lie::hat(&u.body[i]));
+                out.at[out.len] = self.offset(i) + 3;
+                out.len += 1;
+            }
+        }
+        out
+    }
+
+    /// Jacobian `∂u/∂q` (`3 × n`, padded).
+    pub fn jacobian(&self, u: &KinVec) -> VectorJacobian {
+        let mut j = VectorJacobian::zeros();
+        let b = self.blocks(u);
+        for (o, blk) in b.iter() {
+            j.fixed_columns_mut::<3>(o).copy_from(blk);
         }
         j
     }
 
-    /// Curvature of `u` against a fixed vector `c`: the `n × n` matrix with entry `(a, b)` equal
-    /// to `c · ∂(∂u/∂q_a)/∂q_b`. Only the rotational diagonal blocks are nonzero:
+    /// Curvature of `u` against a fixed vector `c`: the `n × n` matrix (padded) with entry
+    /// `(a, b)` equal to `c · ∂(∂u/∂q_a)/∂q_b`. Only the rotational diagonal blocks are nonzero:
     /// `w aᵀ − (w·a) I` with `w = Rᵀ c` for every body vector `R a`.
-    pub fn curvature(&self, u: &KinVec, c: &Vector3<f64>) -> DMatrix<f64> {
-        let mut h = DMatrix::zeros(self.n(), self.n());
+    pub fn curvature(&self, u: &KinVec, c: &Vector3<f64>) -> LocalMatrix {
+        let mut h = LocalMatrix::zeros();
         self.add_curvature(u, c, &mut h);
         h
     }
 
-    fn add_curvature(&self, u: &KinVec, c: &Vector3<f64>, h: &mut DMatrix<f64>) {
-        for t in &u.terms {
-            if let KinTerm::Body { node, local } = *t {
-                let o = self.layout.offset(node) + 3;
-                let w = self.rotation(node).transpose() * c;
+    /// Add the [curvature](KinCx::curvature) of `u` against `c` to `h`.
+    #[inline]
+    pub fn add_curvature(&self, u: &KinVec, c: &Vector3<f64>, h: &mut LocalMatrix) {
+        for i in 0..MAX_NODES {
+            if u.has_body[i] {
+                let a = &u.body[i];
+                let w = self.rotation(i).tr_mul(c);
+                let o = self.offset(i) + 3;
                 let mut b = h.fixed_view_mut::<3, 3>(o, o);
-                b += w * local.transpose() - Matrix3::identity() * w.dot(&local);
+                b += w * a.transpose() - Matrix3::identity() * w.dot(a);
             }
         }
     }
 
-    /// The scalar `u · v` with exact derivatives.
+    /// The scalar `u · v` with exact derivatives (second derivatives only if
+    /// [`KinCx::needs_hessians`]).
     pub fn dot(&self, u: &KinVec, v: &KinVec) -> Scalar {
         let (uv, vv) = (self.value(u), self.value(v));
-        let (ju, jv) = (self.jacobian(u), self.jacobian(v));
-        let jtj = ju.transpose() * &jv;
-        let mut hess = &jtj + jtj.transpose();
-        self.add_curvature(u, &vv, &mut hess);
-        self.add_curvature(v, &uv, &mut hess);
-        Scalar {
-            value: uv.dot(&vv),
-            grad: ju.transpose() * vv + jv.transpose() * uv,
-            hess,
+        let (bu, bv) = (self.blocks(u), self.blocks(v));
+        let mut s = Scalar::constant(uv.dot(&vv));
+        // ∂(u·v) = Juᵀ v + Jvᵀ u.
+        for (o, b) in bu.iter() {
+            add_rows(&mut s.grad, o, &b.tr_mul(&vv));
         }
+        for (o, b) in bv.iter() {
+            add_rows(&mut s.grad, o, &b.tr_mul(&uv));
+        }
+        if self.hessians {
+            // Juᵀ Jv + Jvᵀ Ju, block by block, plus the curvatures of both factors.
+            for (oa, a) in bu.iter() {
+                for (ob, b) in bv.iter() {
+                    let ab = a.tr_mul(b);
+                    add_block(&mut s.hess, oa, ob, &ab);
+                    add_block(&mut s.hess, ob, oa, &ab.transpose());
+                }
+            }
+            self.add_curvature(u, &vv, &mut s.hess);
+            self.add_curvature(v, &uv, &mut s.hess);
+        }
+        s
     }
 
     /// The scalar `c · u` for a fixed inertial direction `c`.
     pub fn component(&self, u: &KinVec, c: &Vector3<f64>) -> Scalar {
-        Scalar {
-            value: self.value(u).dot(c),
-            grad: self.jacobian(u).transpose() * c,
-            hess: self.curvature(u, c),
+        let mut s = Scalar::constant(self.value(u).dot(c));
+        for (o, b) in self.blocks(u).iter() {
+            add_rows(&mut s.grad, o, &b.tr_mul(c));
         }
+        if self.hessians {
+            self.add_curvature(u, c, &mut s.hess);
+        }
+        s
     }
 
     /// Evaluate `constraint` here.
@@ -588,118 +798,297 @@ impl<'a> KinCx<'a> {
     }
 }
 
+/// Nonzero `3 × 3` column blocks of a [`KinVec`]'s Jacobian.
+struct Blocks {
+    at: [usize; 2 * MAX_NODES],
+    block: [Matrix3<f64>; 2 * MAX_NODES],
+    len: usize,
+}
+
+impl Blocks {
+    fn iter(&self) -> impl Iterator<Item = (usize, &Matrix3<f64>)> {
+        self.at[..self.len]
+            .iter()
+            .copied()
+            .zip(&self.block[..self.len])
+    }
+}
+
+/// `v[o..o+3] += x`.
+#[inline]
+fn add_rows(v: &mut LocalVector, o: usize, x: &Vector3<f64>) {
+    let mut r = v.fixed_rows_mut::<3>(o);
+    r += x;
+}
+
+/// `h[r..r+3, c..c+3] += x`.
+#[inline]
+fn add_block(h: &mut LocalMatrix, r: usize, c: usize, x: &Matrix3<f64>) {
+    let mut b = h.fixed_view_mut::<3, 3>(r, c);
+    b += x;
+}
+
 /// Constraint kinematics at one configuration and time: `g`, `g_q`, `g_t`, `∂g_t/∂q` and the
 /// per-row second derivatives `H_j = ∂(g_q)_j/∂q` (see the [module documentation](self)).
+///
+/// Fixed-size storage (about 8 kB, no allocation); the accessors return views of exactly `m`
+/// rows and `n` columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kinematics {
-    /// Constraint values `g` (length `m`).
-    pub g: DVector<f64>,
-    /// Jacobian `g_q` (`m × n`, material rotation variations).
-    pub g_q: DMatrix<f64>,
-    /// Explicit time derivative `g_t = ∂g/∂t` (length `m`).
-    pub g_t: DVector<f64>,
-    /// `∂g_t/∂q` (`m × n`; zero unless `g_t` depends on the configuration).
-    pub g_t_q: DMatrix<f64>,
-    /// `H_j` stacked side by side: `n × (m n)`, block `j` in columns `j n .. (j+1) n`.
-    hess: DMatrix<f64>,
+    m: usize,
+    n: usize,
+    g: RowVector,
+    g_q: RowJacobian,
+    g_t: RowVector,
+    g_t_q: RowJacobian,
+    /// `H_j` of row `j` (leading `n × n` block).
+    hess: [LocalMatrix; MAX_ROWS],
 }
 
 impl Kinematics {
     /// Zero kinematics of `m` rows and `n` node unknowns.
+    ///
+    /// # Panics
+    ///
+    /// If `m > MAX_ROWS` or `n > MAX_DOFS`.
     pub fn zeros(m: usize, n: usize) -> Self {
+        assert!(
+            m <= MAX_ROWS && n <= MAX_DOFS,
+            "Kinematics: {m} rows and {n} unknowns exceed the limits ({MAX_ROWS} rows, {MAX_DOFS} unknowns)"
+        );
         Self {
-            g: DVector::zeros(m),
-            g_q: DMatrix::zeros(m, n),
-            g_t: DVector::zeros(m),
-            g_t_q: DMatrix::zeros(m, n),
-            hess: DMatrix::zeros(n, m * n),
+            m,
+            n,
+            g: RowVector::zeros(),
+            g_q: RowJacobian::zeros(),
+            g_t: RowVector::zeros(),
+            g_t_q: RowJacobian::zeros(),
+            hess: [LocalMatrix::zeros(); MAX_ROWS],
         }
     }
     /// Number of rows `m`.
     #[inline]
     pub fn m(&self) -> usize {
-        self.g.len()
+        self.m
     }
     /// Number of node unknowns `n`.
     #[inline]
     pub fn n(&self) -> usize {
-        self.g_q.ncols()
+        self.n
+    }
+    /// Constraint values `g` (length `m`).
+    #[inline]
+    pub fn g(&self) -> RowView<'_> {
+        self.g.rows(0, self.m)
+    }
+    /// Mutable `g`, for joints that write their kinematics by hand.
+    #[inline]
+    pub fn g_mut(&mut self) -> RowViewMut<'_> {
+        self.g.rows_mut(0, self.m)
+    }
+    /// Jacobian `g_q` (`m × n`, material rotation variations).
+    #[inline]
+    pub fn g_q(&self) -> JacobianView<'_> {
+        self.g_q.view((0, 0), (self.m, self.n))
+    }
+    /// Mutable `g_q`, for joints that write their derivatives by hand.
+    #[inline]
+    pub fn g_q_mut(&mut self) -> JacobianViewMut<'_> {
+        self.g_q.view_mut((0, 0), (self.m, self.n))
+    }
+    /// Explicit time derivative `g_t = ∂g/∂t` (length `m`).
+    #[inline]
+    pub fn g_t(&self) -> RowView<'_> {
+        self.g_t.rows(0, self.m)
+    }
+    /// Mutable `g_t`.
+    #[inline]
+    pub fn g_t_mut(&mut self) -> RowViewMut<'_> {
+        self.g_t.rows_mut(0, self.m)
+    }
+    /// `∂g_t/∂q` (`m × n`; zero unless `g_t` depends on the configuration).
+    #[inline]
+    pub fn g_t_q(&self) -> JacobianView<'_> {
+        self.g_t_q.view((0, 0), (self.m, self.n))
+    }
+    /// Mutable `∂g_t/∂q`.
+    #[inline]
+    pub fn g_t_q_mut(&mut self) -> JacobianViewMut<'_> {
+        self.g_t_q.view_mut((0, 0), (self.m, self.n))
+    }
+    /// `g` as a padded fixed-size vector.
+    #[inline]
+    pub fn g_padded(&self) -> &RowVector {
+        &self.g
+    }
+    /// `g_q` as a padded fixed-size matrix.
+    #[inline]
+    pub fn g_q_padded(&self) -> &RowJacobian {
+        &self.g_q
     }
     /// Set row `j` (value, gradient, second derivative) from a scalar expression.
     pub fn set_row(&mut self, j: usize, s: &Scalar) {
-        let n = self.n();
+        let (m, n) = (self.m, self.n);
+        assert!(j < m, "Kinematics::set_row: row {j} of {m}");
         self.g[j] = s.value;
-        self.g_q.row_mut(j).copy_from(&s.grad.transpose());
-        self.hess.columns_mut(j * n, n).copy_from(&s.hess);
+        for a in 0..n {
+            self.g_q[(j, a)] = s.grad[a];
+        }
+        // Column by column: only the leading n × n block (the padding stays zero).
+        let (dst, src) = (self.hess[j].as_mut_slice(), s.hess.as_slice());
+        for b in 0..n {
+            let c = b * MAX_DOFS;
+            dst[c..c + n].copy_from_slice(&src[c..c + n]);
+        }
     }
     /// Set the three rows `j0 .. j0+3` to the inertial components of `u`.
     pub fn set_vector_rows(&mut self, j0: usize, cx: &KinCx<'_>, u: &KinVec) {
-        let n = self.n();
+        let (m, n) = (self.m, self.n);
+        assert!(
+            j0 + 3 <= m,
+            "Kinematics::set_vector_rows: rows {j0}..{} of {m}",
+            j0 + 3
+        );
+        debug_assert_eq!(cx.n(), n);
         let value = cx.value(u);
         let jac = cx.jacobian(u);
         for k in 0..3 {
-            self.g[j0 + k] = value[k];
-            self.g_q.row_mut(j0 + k).copy_from(&jac.row(k));
-            let h = cx.curvature(u, &Vector3::ith(k, 1.0));
-            self.hess.columns_mut((j0 + k) * n, n).copy_from(&h);
+            let j = j0 + k;
+            self.g[j] = value[k];
+            for a in 0..n {
+                self.g_q[(j, a)] = jac[(k, a)];
+            }
+            self.hess[j].as_mut_slice().fill(0.0);
+            if cx.needs_hessians() {
+                cx.add_curvature(u, &Vector3::ith(k, 1.0), &mut self.hess[j]);
+            }
         }
     }
     /// Add an explicit (configuration-independent) term to `g_j`, e.g. `−θ(t)`.
     pub fn add_value(&mut self, j: usize, value: f64) {
+        assert!(j < self.m, "Kinematics::add_value: row {j} of {}", self.m);
         self.g[j] += value;
     }
     /// Add to the explicit time derivative `(g_t)_j`.
     pub fn add_g_t(&mut self, j: usize, value: f64) {
+        assert!(j < self.m, "Kinematics::add_g_t: row {j} of {}", self.m);
         self.g_t[j] += value;
     }
     /// Add a configuration-dependent explicit time derivative to row `j`: `s.value` to `g_t`
     /// and `s.grad` to `∂g_t/∂q` (`s.hess` is not needed).
     pub fn add_g_t_scalar(&mut self, j: usize, s: &Scalar) {
+        assert!(
+            j < self.m,
+            "Kinematics::add_g_t_scalar: row {j} of {}",
+            self.m
+        );
         self.g_t[j] += s.value;
-        let mut row = self.g_t_q.row_mut(j);
-        row += s.grad.transpose();
+        for a in 0..self.n {
+            self.g_t_q[(j, a)] += s.grad[a];
+        }
     }
     /// Second derivative `H_j = ∂(g_q)_j/∂q` of row `j` (`n × n`).
-    pub fn row_hessian(&self, j: usize) -> DMatrixView<'_, f64> {
-        let n = self.n();
-        self.hess.columns(j * n, n)
+    pub fn row_hessian(&self, j: usize) -> HessianView<'_> {
+        assert!(j < self.m, "Kinematics::row_hessian: row {j} of {}", self.m);
+        self.hess[j].view((0, 0), (self.n, self.n))
     }
     /// Mutable `H_j`, for joints that write their derivatives by hand.
-    pub fn row_hessian_mut(&mut self, j: usize) -> DMatrixViewMut<'_, f64> {
-        let n = self.n();
-        self.hess.columns_mut(j * n, n)
+    pub fn row_hessian_mut(&mut self, j: usize) -> HessianViewMut<'_> {
+        assert!(
+            j < self.m,
+            "Kinematics::row_hessian_mut: row {j} of {}",
+            self.m
+        );
+        self.hess[j].view_mut((0, 0), (self.n, self.n))
     }
-    /// `∂(g_qᵀ μ)/∂q = Σ_j μ_j H_j` (`n × n`) for a fixed `μ ∈ R^m`.
-    pub fn d_gqt_mu(&self, mu: &DVector<f64>) -> DMatrix<f64> {
-        let n = self.n();
-        let mut a = DMatrix::zeros(n, n);
-        for (j, &mj) in mu.iter().enumerate() {
-            if mj != 0.0 {
-                a += self.row_hessian(j) * mj;
-            }
-        }
+    /// `∂(g_qᵀ μ)/∂q = Σ_j μ_j H_j` (`n × n`, padded) for a fixed `μ` (its first `m` entries).
+    ///
+    /// # Panics
+    ///
+    /// If `mu` has fewer than `m` entries.
+    pub fn d_gqt_mu(&self, mu: &[f64]) -> LocalMatrix {
+        let mut a = LocalMatrix::zeros();
+        self.add_d_gqt_mu(&mut a, mu, 1.0);
         a
     }
-    /// `∂(g_q w)/∂q` (`m × n`) for a fixed local velocity `w`: row `j` is `wᵀ H_j`.
-    pub fn d_gq_w(&self, w: &DVector<f64>) -> DMatrix<f64> {
-        let (m, n) = (self.m(), self.n());
-        let mut b = DMatrix::zeros(m, n);
-        for j in 0..m {
-            b.row_mut(j)
-                .copy_from(&(w.transpose() * self.row_hessian(j)));
+    /// `out += scale · Σ_j μ_j H_j`.
+    fn add_d_gqt_mu(&self, out: &mut LocalMatrix, mu: &[f64], scale: f64) {
+        for (h, &mj) in self.hess.iter().zip(&mu[..self.m]) {
+            let f = scale * mj;
+            if f != 0.0 {
+                axpy(out.as_mut_slice(), f, h.as_slice());
+            }
+        }
+    }
+    /// `∂(g_q w)/∂q` (`m × n`, padded) for a fixed local velocity `w`: row `j` is `wᵀ H_j`.
+    pub fn d_gq_w(&self, w: &LocalVector) -> RowJacobian {
+        let mut b = RowJacobian::zeros();
+        let w = w.as_slice();
+        for j in 0..self.m {
+            let h = self.hess[j].as_slice();
+            for c in 0..self.n {
+                b[(j, c)] = dot(w, &h[c * MAX_DOFS..(c + 1) * MAX_DOFS]);
+            }
         }
         b
     }
-    /// Constraint rate `ġ = g_q v + g_t` for the local velocity `v`.
-    pub fn rate(&self, v: &DVector<f64>) -> DVector<f64> {
-        &self.g_q * v + &self.g_t
+    /// Constraint rate `ġ = g_q v + g_t` (padded) for the local velocity `v`.
+    pub fn rate(&self, v: &LocalVector) -> RowVector {
+        let mut r = self.g_t;
+        let g_q = self.g_q.as_slice();
+        for c in 0..self.n {
+            axpy(
+                r.as_mut_slice(),
+                v[c],
+                &g_q[c * MAX_ROWS..(c + 1) * MAX_ROWS],
+            );
+        }
+        r
+    }
+}
+
+/// `y += a x` (slices of equal length).
+#[inline]
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+/// `x · y` (slices of equal length).
+#[inline]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(x, y)| x * y).sum()
+}
+
+/// `out += s aᵀ x` over the first `n` node unknowns (`a` padded, `m × n`).
+fn add_at_x(out: &mut LocalVector, a: &RowJacobian, x: &RowVector, s: f64, n: usize) {
+    let a = a.as_slice();
+    for c in 0..n {
+        out[c] += s * dot(&a[c * MAX_ROWS..(c + 1) * MAX_ROWS], x.as_slice());
+    }
+}
+
+/// `out += s aᵀ b` over the leading `n × n` block (`a`, `b` padded, `m × n`).
+fn add_at_b(out: &mut LocalMatrix, a: &RowJacobian, b: &RowJacobian, s: f64, n: usize) {
+    // Column c of aᵀ b is Σ_r b_rc (row r of a): axpys over the contiguous columns of aᵀ.
+    let at = a.transpose();
+    let (at, b, o) = (at.as_slice(), b.as_slice(), out.as_mut_slice());
+    for c in 0..n {
+        let col = &mut o[c * MAX_DOFS..(c + 1) * MAX_DOFS];
+        for r in 0..MAX_ROWS {
+            let f = s * b[c * MAX_ROWS + r];
+            if f != 0.0 {
+                axpy(col, f, &at[r * MAX_DOFS..(r + 1) * MAX_DOFS]);
+            }
+        }
     }
 }
 
 /// The [`Element`] made of a [`BilateralConstraint`]: `m` always-active multipliers at every
 /// level, exact Hessians, and the outputs `reaction_smooth`, `position_multiplier`, `impulse`,
 /// `force`/`moment` (if the constraint has a reaction node), `violation` and the constraint's
-/// extra channels.
+/// extra channels. Its level methods do not allocate (if the constraint's `evaluate` does not).
 #[derive(Clone, Debug)]
 pub struct BilateralJoint<C> {
     constraint: C,
@@ -711,22 +1100,52 @@ pub struct BilateralJoint<C> {
 impl<C: BilateralConstraint> BilateralJoint<C> {
     /// Wrap a constraint into an element.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If `constraint.node_kinds()` and `constraint.nodes()` differ in length.
-    pub fn from_constraint(constraint: C) -> Self {
-        let layout = Layout::new(constraint.node_kinds());
-        assert_eq!(
-            layout.kinds.len(),
-            constraint.nodes().len(),
-            "{}: node_kinds() and nodes() differ in length",
-            constraint.type_name()
-        );
-        Self {
+    /// [`BuildError::InvalidParameter`] (element: the type name) if `constraint.node_kinds()`
+    /// and `constraint.nodes()` differ in length, or the constraint exceeds the fixed-size
+    /// storage: more than [`MAX_NODES`] nodes, [`MAX_DOFS`] node unknowns or [`MAX_ROWS`] rows.
+    pub fn from_constraint(constraint: C) -> Result<Self, BuildError> {
+        let name = constraint.type_name();
+        let invalid = |parameter: &str, message: String| BuildError::InvalidParameter {
+            element: name.to_string(),
+            parameter: parameter.to_string(),
+            message,
+        };
+        let kinds = constraint.node_kinds();
+        let n_nodes = constraint.nodes().len();
+        if kinds.len() != n_nodes {
+            return Err(invalid(
+                "nodes",
+                format!(
+                    "node_kinds() has {} entries for {n_nodes} nodes",
+                    kinds.len()
+                ),
+            ));
+        }
+        let layout = Layout::new(kinds);
+        if !layout.fits() {
+            return Err(invalid(
+                "nodes",
+                format!(
+                    "{n_nodes} nodes with {} unknowns exceed the joint storage \
+                     (at most {MAX_NODES} nodes and {MAX_DOFS} unknowns, e.g. two frame nodes)",
+                    layout.n
+                ),
+            ));
+        }
+        let m = constraint.n_constraints();
+        if m > MAX_ROWS {
+            return Err(invalid(
+                "constraints",
+                format!("{m} constraint rows exceed the joint storage (at most {MAX_ROWS})"),
+            ));
+        }
+        Ok(Self {
             constraint,
             layout,
             t_out: 0.0,
-        }
+        })
     }
     /// The wrapped constraint.
     pub fn constraint(&self) -> &C {
@@ -750,7 +1169,8 @@ impl<C: BilateralConstraint> BilateralJoint<C> {
     }
 
     fn check(&self, kin: &Kinematics) -> Result<(), ElementError> {
-        if kin.g.iter().chain(kin.g_q.iter()).all(|v| v.is_finite()) {
+        let values = kin.g.as_slice().iter().chain(kin.g_q.as_slice());
+        if values.into_iter().all(|v| v.is_finite()) {
             Ok(())
         } else {
             Err(ElementError::InvalidState(format!(
@@ -769,67 +1189,103 @@ impl<C: BilateralConstraint> BilateralJoint<C> {
     ) -> Result<(), ElementError> {
         let (n, m) = (self.layout.n, self.n_mult());
         let t = if level == Level::Static { 0.0 } else { cx.t };
-        let kin = self.kinematics(s.nodes, t);
+        // The second derivatives enter only through configuration columns: none at the
+        // velocity level (q frozen), nor at the smooth level if dq_dv = 0.
+        let hessians = match level {
+            Level::Smooth => cx.dq_dv != 0.0,
+            Level::Velocity => false,
+            Level::Position | Level::Static => true,
+        };
+        let mut kin = Kinematics::zeros(m, n);
+        let kcx = KinCx::new(s.nodes, t, &self.layout);
+        let kcx = if hessians { kcx } else { kcx.first_order() };
+        self.constraint.evaluate(&kcx, &mut kin);
         self.check(&kin)?;
         let g_q = &kin.g_q;
-        let mult = DVector::from_column_slice(&s.mult[..m]);
         let (k, p) = (cx.k, cx.p);
-        let mut r = DVector::zeros(n + m);
-        let mut h = DMatrix::zeros(n + m, n + m);
 
-        // Joint part of −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ (position and velocity levels, §5–6).
+        // Padded local blocks: node rows r_q; configuration/velocity block h_qq
+        // (node × node); multiplier × node block h_mq (before the factor −k). The multiplier
+        // rows are −k c and the node × multiplier block −k g_qᵀ.
+        let mut r_q = LocalVector::zeros();
+        let mut h_qq = LocalMatrix::zeros();
+        let mut h_mq;
+
+        // Joint part of −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ (position and velocity levels, §5–6);
+        // only g_q is needed at q̃ (first-order evaluation).
         let lam_s = if matches!(level, Level::Position | Level::Velocity) {
-            let lam = DVector::from_column_slice(&s.mult_smooth[..m]) * cx.k_s;
-            let g_q_smooth = self.kinematics(s.smooth, t).g_q;
-            let fp = (g_q - g_q_smooth).transpose() * &lam;
-            r.rows_mut(0, n).axpy(-cx.force_weight, &fp, 1.0);
+            let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
+            let mut kin_s = Kinematics::zeros(m, n);
+            self.constraint.evaluate(
+                &KinCx::new(s.smooth, t, &self.layout).first_order(),
+                &mut kin_s,
+            );
+            add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
             Some(lam)
         } else {
             None
         };
 
-        match level {
-            Level::Smooth | Level::Velocity => {
-                let v = self.layout.velocity(s.nodes);
-                let c = kin.rate(&v);
-                let xi = &mult * k - &c * p;
-                r.rows_mut(0, n).gemv_tr(-1.0, g_q, &xi, 1.0);
-                r.rows_mut(n, m).axpy(-k, &c, 1.0);
-                let gtg = g_q.transpose() * g_q;
-                add_block(&mut h, (0, 0), p * cx.dv_dv, &gtg);
-                let mut h_mn = g_q * cx.dv_dv;
-                if level == Level::Smooth && cx.dq_dv != 0.0 {
-                    // Configuration columns: ∂/∂q at fixed v, times dq_dv T.
-                    let c_q = kin.d_gq_w(&v) + &kin.g_t_q;
-                    let mut k_q = g_q.transpose() * &c_q * p - kin.d_gqt_mu(&xi);
-                    self.layout.apply_tangent(&mut k_q, s.rot_tangent);
-                    add_block(&mut h, (0, 0), cx.dq_dv, &k_q);
-                    let mut c_qt = c_q;
-                    self.layout.apply_tangent(&mut c_qt, s.rot_tangent);
-                    h_mn += c_qt * cx.dq_dv;
-                }
-                add_block(&mut h, (n, 0), -k, &h_mn);
+        let rate_level = matches!(level, Level::Smooth | Level::Velocity);
+        let v = if rate_level {
+            self.layout.velocity(s.nodes)
+        } else {
+            LocalVector::zeros()
+        };
+        // c = ġ (smooth, velocity) or g (position, static); ξ = k μ − p c.
+        let c = if rate_level { kin.rate(&v) } else { kin.g };
+        let xi = padded_rows(&s.mult[..m], k) - c * p;
+        add_at_x(&mut r_q, g_q, &xi, -1.0, n);
+
+        if rate_level {
+            h_mq = g_q * cx.dv_dv;
+            if hessians {
+                // Smooth level, configuration columns: ∂/∂q at fixed v, times dq_dv T.
+                let mut c_q = kin.d_gq_w(&v) + kin.g_t_q;
+                add_at_b(&mut h_qq, g_q, &c_q, p, n);
+                kin.add_d_gqt_mu(&mut h_qq, xi.as_slice(), -1.0);
+                self.layout.apply_tangent(&mut h_qq, s.rot_tangent);
+                scale(h_qq.as_mut_slice(), cx.dq_dv);
+                self.layout.apply_tangent(&mut c_q, s.rot_tangent);
+                h_mq += c_q * cx.dq_dv;
             }
-            Level::Position | Level::Static => {
-                let xi = &mult * k - &kin.g * p;
-                r.rows_mut(0, n).gemv_tr(-1.0, g_q, &xi, 1.0);
-                r.rows_mut(n, m).axpy(-k, &kin.g, 1.0);
-                // μ = ξ + w k_s λ̃ collects both ∂(g_qᵀ ·)/∂q terms.
-                let mut mu = xi;
-                if let Some(lam) = &lam_s {
-                    mu.axpy(cx.force_weight, lam, 1.0);
-                }
-                let mut k_q = g_q.transpose() * g_q * p - kin.d_gqt_mu(&mu);
-                self.layout.apply_tangent(&mut k_q, s.rot_tangent);
-                add_block(&mut h, (0, 0), cx.dq_dv, &k_q);
-                let mut g_qt = g_q.clone();
-                self.layout.apply_tangent(&mut g_qt, s.rot_tangent);
-                add_block(&mut h, (n, 0), -k * cx.dq_dv, &g_qt);
+            add_at_b(&mut h_qq, g_q, g_q, p * cx.dv_dv, n);
+        } else {
+            // μ = ξ + w k_s λ̃ collects both ∂(g_qᵀ ·)/∂q terms.
+            let mut mu = xi;
+            if let Some(lam) = &lam_s {
+                mu += lam * cx.force_weight;
             }
+            add_at_b(&mut h_qq, g_q, g_q, p, n);
+            kin.add_d_gqt_mu(&mut h_qq, mu.as_slice(), -1.0);
+            self.layout.apply_tangent(&mut h_qq, s.rot_tangent);
+            scale(h_qq.as_mut_slice(), cx.dq_dv);
+            h_mq = *g_q;
+            self.layout.apply_tangent(&mut h_mq, s.rot_tangent);
+            h_mq *= cx.dq_dv;
         }
-        add_block(&mut h, (0, n), -k, &g_q.transpose());
-        out.residual += &r;
-        out.hessian += &h;
+
+        // Scatter column by column (the local output is column-major with unit row stride).
+        let res = out.residual.as_mut_slice();
+        axpy(&mut res[..n], 1.0, &r_q.as_slice()[..n]);
+        axpy(&mut res[n..n + m], -k, &c.as_slice()[..m]);
+        let (h_qq, h_mq, g_qt) = (h_qq.as_slice(), h_mq.as_slice(), g_q.transpose());
+        for b in 0..n {
+            let mut col = out.hessian.column_mut(b);
+            let col = col.as_mut_slice();
+            axpy(&mut col[..n], 1.0, &h_qq[b * MAX_DOFS..b * MAX_DOFS + n]);
+            axpy(
+                &mut col[n..n + m],
+                -k,
+                &h_mq[b * MAX_ROWS..b * MAX_ROWS + m],
+            );
+        }
+        let g_qt = g_qt.as_slice();
+        for j in 0..m {
+            let mut col = out.hessian.column_mut(n + j);
+            let col = col.as_mut_slice();
+            axpy(&mut col[..n], -k, &g_qt[j * MAX_DOFS..j * MAX_DOFS + n]);
+        }
         Ok(())
     }
 
@@ -840,10 +1296,21 @@ impl<C: BilateralConstraint> BilateralJoint<C> {
     }
 }
 
-/// `h[r0.., c0..] += a x`.
-fn add_block(h: &mut DMatrix<f64>, at: (usize, usize), a: f64, x: &DMatrix<f64>) {
-    let mut v = h.view_mut(at, x.shape());
-    v += x * a;
+/// `scale · src` as a padded row vector (`src.len() ≤ MAX_ROWS`).
+fn padded_rows(src: &[f64], scale: f64) -> RowVector {
+    let mut v = RowVector::zeros();
+    for (d, s) in v.iter_mut().zip(src) {
+        *d = scale * s;
+    }
+    v
+}
+
+/// `x *= a`.
+#[inline]
+fn scale(x: &mut [f64], a: f64) {
+    for x in x {
+        *x *= a;
+    }
 }
 
 fn copy_scaled(dst: &mut [f64], src: &[f64], scale: f64) {
@@ -961,11 +1428,11 @@ impl<C: BilateralConstraint> Element for BilateralJoint<C> {
         copy_scaled(&mut out[o..o + m], s.mult_velocity, s.k[2]);
         o += m;
         if let Some((node, frame)) = self.has_moment() {
-            let mut lam = DVector::zeros(m);
-            copy_scaled(lam.as_mut_slice(), s.mult_smooth, s.k[0]);
-            let f = kin.g_q.transpose() * lam;
+            let lam = padded_rows(&s.mult_smooth[..m], s.k[0]);
+            let f = kin.g_q.tr_mul(&lam);
             let off = self.layout.offset(node);
-            out[o..o + 3].copy_from_slice(f.fixed_rows::<3>(off).as_slice());
+            let force: Vector3<f64> = f.fixed_rows::<3>(off).into_owned();
+            out[o..o + 3].copy_from_slice(force.as_slice());
             o += 3;
             if frame {
                 let mom = s.nodes[node].r * f.fixed_rows::<3>(off + 3).into_owned();
@@ -1027,7 +1494,13 @@ fn perturbed(layout: &Layout, nodes: &[NodeState], j: usize, d: f64) -> Vec<Node
 /// states `nodes` (local order, with velocities) and time `t`: `g_q` and every `H_j`
 /// (material perturbations `R exp(ε e_k)`), and `ġ = g_q v + g_t` along the motion
 /// `x + v τ`, `R exp(Ω τ)`, `t + τ`. Use it when writing a new joint; errors of order
-/// `eps²` (truncation) and `1e-16/eps` (round-off) are expected.
+/// `eps²` (truncation) and `1e-16/eps` (round-off) are expected. Also checks that a
+/// first-order evaluation ([`KinCx::first_order`]) gives the same `g`, `g_q`, `g_t`, `∂g_t/∂q`
+/// (its mismatch, if any, is counted in the `jacobian` error).
+///
+/// # Panics
+///
+/// If the constraint's layout does not [fit](Layout::fits).
 pub fn check_kinematics<C: BilateralConstraint + ?Sized>(
     constraint: &C,
     nodes: &[NodeState],
@@ -1039,18 +1512,25 @@ pub fn check_kinematics<C: BilateralConstraint + ?Sized>(
     let kin = eval(nodes, t);
     let (m, n) = (kin.m(), kin.n());
     let rel = |err: f64, reference: f64| err / (1.0 + reference);
-    let mut jac_err: f64 = 0.0;
+    let first = KinCx::new(nodes, t, &layout)
+        .first_order()
+        .kinematics(constraint);
+    let mut jac_err: f64 = (first.g - kin.g)
+        .amax()
+        .max((first.g_q - kin.g_q).amax())
+        .max((first.g_t - kin.g_t).amax())
+        .max((first.g_t_q - kin.g_t_q).amax());
     let mut hess_err: f64 = 0.0;
     let mut hess_ref: f64 = 0.0;
     for b in 0..n {
         let kp = eval(&perturbed(&layout, nodes, b, eps), t);
         let km = eval(&perturbed(&layout, nodes, b, -eps), t);
-        let dg = (&kp.g - &km.g) / (2.0 * eps);
+        let dg = (kp.g - km.g) / (2.0 * eps);
         jac_err = jac_err.max((dg - kin.g_q.column(b)).amax());
-        let dgq = (&kp.g_q - &km.g_q) / (2.0 * eps);
+        let dgq = (kp.g_q - km.g_q) / (2.0 * eps);
         for j in 0..m {
-            let col = kin.row_hessian(j).column(b).into_owned();
-            hess_err = hess_err.max((dgq.row(j).transpose() - &col).amax());
+            let col = kin.hess[j].column(b);
+            hess_err = hess_err.max((dgq.row(j).transpose() - col).amax());
             hess_ref = hess_ref.max(col.amax());
         }
     }
@@ -1074,7 +1554,7 @@ pub fn check_kinematics<C: BilateralConstraint + ?Sized>(
     KinematicsCheck {
         jacobian: rel(jac_err, kin.g_q.amax()),
         hessian: rel(hess_err, hess_ref),
-        rate: rel((gdot - &rate).amax(), rate.amax()),
+        rate: rel((gdot - rate).amax(), rate.amax()),
     }
 }
 
@@ -1083,7 +1563,7 @@ mod tests {
     use super::super::common::testing::{random_nodes, states, FD_TOL};
     use super::super::spherical::SphericalJoint;
     use super::*;
-    use nalgebra::Vector6;
+    use nalgebra::{DVector, Vector6};
     use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
     use saltus_core::registry::{element_kinds, BuildCx, ElementDef};
 
@@ -1245,6 +1725,126 @@ mod tests {
             // Constant g_q: the k_s λ̃ correction (g_q(q) − g_q(q̃)) vanishes. Round-off 1e-14.
             assert!((r - expect).amax() < 1e-14, "{level}");
         }
+    }
+
+    /// A test constraint on any nodes: `rows` copies of `(x₁ − x₀) · (x₃ − x₂)` (point or
+    /// frame nodes; with fewer than four nodes the indices wrap).
+    #[derive(Clone, Debug)]
+    struct Crossing {
+        nodes: Vec<NodeId>,
+        kinds: Vec<NodeKind>,
+        rows: usize,
+    }
+
+    impl Crossing {
+        fn new(kinds: &[NodeKind], rows: usize) -> Self {
+            Self {
+                nodes: (0..kinds.len() as u32).map(NodeId).collect(),
+                kinds: kinds.to_vec(),
+                rows,
+            }
+        }
+    }
+
+    impl BilateralConstraint for Crossing {
+        fn type_name(&self) -> &'static str {
+            "crossing"
+        }
+        fn nodes(&self) -> &[NodeId] {
+            &self.nodes
+        }
+        fn node_kinds(&self) -> &[NodeKind] {
+            &self.kinds
+        }
+        fn n_constraints(&self) -> usize {
+            self.rows
+        }
+        fn evaluate(&self, cx: &KinCx<'_>, out: &mut Kinematics) {
+            let k = self.kinds.len();
+            let d = |i: usize, j: usize| KinVec::position(j % k) - KinVec::position(i % k);
+            let s = cx.dot(&d(0, 1), &d(2, 3));
+            for j in 0..self.rows {
+                out.set_row(j, &(s.clone() * (j + 1) as f64));
+            }
+        }
+    }
+
+    #[test]
+    fn four_point_nodes_fit_and_pass_fd_checks() {
+        let kinds = [NodeKind::Point; 4];
+        let j = BilateralJoint::from_constraint(Crossing::new(&kinds, 2)).unwrap();
+        assert_eq!(j.layout().n(), MAX_DOFS);
+        let q = states(&random_nodes(&kinds, &mut Rng::new(3)));
+        let r = check_kinematics(j.constraint(), &q, 0.0, 1e-6);
+        assert!(r.max() < FD_TOL, "{r:?}");
+        for level in LEVELS {
+            let fx = LocalFixture::random(&kinds, 2, 2, 0.3, &mut Rng::new(5));
+            let r = check_hessian(&j, &test_cx(level), &fx, 1e-6).unwrap();
+            assert!(
+                r.relative_error() < FD_TOL,
+                "{level}: {:e}",
+                r.relative_error()
+            );
+        }
+    }
+
+    #[test]
+    fn constraints_exceeding_the_storage_are_rejected_at_construction() {
+        let param = |r: Result<BilateralJoint<Crossing>, BuildError>| match r {
+            Err(BuildError::InvalidParameter { parameter, .. }) => parameter,
+            other => panic!("expected a rejection, got {other:?}"),
+        };
+        // Three frame nodes: 18 unknowns.
+        let c = Crossing::new(&[NodeKind::Frame; 3], 1);
+        assert_eq!(param(BilateralJoint::from_constraint(c)), "nodes");
+        // Five point nodes: 15 unknowns, 5 nodes.
+        let c = Crossing::new(&[NodeKind::Point; 5], 1);
+        assert_eq!(param(BilateralJoint::from_constraint(c)), "nodes");
+        // Seven rows.
+        let c = Crossing::new(&[NodeKind::Frame; 2], MAX_ROWS + 1);
+        assert_eq!(param(BilateralJoint::from_constraint(c)), "constraints");
+        // node_kinds() and nodes() disagree.
+        let mut c = Crossing::new(&[NodeKind::Frame; 2], 1);
+        c.nodes.pop();
+        assert_eq!(param(BilateralJoint::from_constraint(c)), "nodes");
+        // At the limits: two frame nodes, six rows.
+        let c = Crossing::new(&[NodeKind::Frame; 2], MAX_ROWS);
+        assert!(BilateralJoint::from_constraint(c).is_ok());
+    }
+
+    #[test]
+    fn kinvec_merges_terms_per_node() {
+        let d = Vector3::new(0.1, -0.4, 0.3);
+        let a = KinVec::body_point(0, d) + KinVec::position(1) * 2.0;
+        let b = KinVec::position(1) * 2.0 + KinVec::body(0, d) + KinVec::position(0);
+        assert_eq!(a, b);
+        let nodes = random_nodes(&[NodeKind::Frame; 2], &mut Rng::new(2));
+        let q = states(&nodes);
+        let layout = Layout::new(&[NodeKind::Frame; 2]);
+        let cx = KinCx::new(&q, 0.0, &layout);
+        let zero = a - b;
+        assert_eq!(cx.value(&zero), Vector3::zeros());
+        assert_eq!(cx.jacobian(&zero), VectorJacobian::zeros());
+        let expect = q[0].x + q[0].r * d + q[1].x * 2.0;
+        assert!((cx.value(&a) - expect).amax() < 1e-15);
+        // First-order evaluation: same value and gradient, no second derivatives.
+        let (full, first) = (cx.dot(&a, &a), cx.first_order().dot(&a, &a));
+        assert_eq!((full.value, full.grad), (first.value, first.grad));
+        assert!(full.hess.amax() > 0.1 && first.hess == LocalMatrix::zeros());
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn kinvec_rejects_nodes_beyond_the_storage() {
+        let _ = KinVec::position(MAX_NODES);
+    }
+
+    #[test]
+    #[should_panic(expected = "point node")]
+    fn body_vector_on_a_point_node_panics() {
+        let q = states(&random_nodes(&[NodeKind::Point; 2], &mut Rng::new(2)));
+        let layout = Layout::new(&[NodeKind::Point; 2]);
+        let _ = KinCx::new(&q, 0.0, &layout).value(&KinVec::body(1, Vector3::x()));
     }
 
     /// Newton on a joint alone plus a unit mass matrix `M = I` on its nodes: position level
