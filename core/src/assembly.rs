@@ -207,11 +207,14 @@ impl LevelSystem {
         if let Some(h) = hessian {
             let s0 = self.slot_start[e];
             let data = self.matrix.data_mut();
+            let ld = h.nrows();
+            let hs = h.as_slice();
             for j in 0..n {
-                for i in 0..n {
-                    let s = self.slots[s0 + j * n + i];
+                let slots = &self.slots[s0 + j * n..s0 + (j + 1) * n];
+                let col = &hs[j * ld..j * ld + n];
+                for (&s, &v) in slots.iter().zip(col) {
                     if s != FIXED {
-                        data[s] += h[(i, j)];
+                        data[s] += v;
                     }
                 }
             }

@@ -53,6 +53,8 @@ pub struct StepStats {
     pub iterations: [usize; 3],
     /// Final residual norm per level.
     pub residual: [f64; 3],
+    /// Line-search backtracks per level (spec §10).
+    pub backtracks: [usize; 3],
     /// Step size actually used [s] (smaller than the nominal one after step halving).
     pub h: f64,
 }

@@ -15,6 +15,7 @@
 //! | `/nodes/angular_velocity` | `[n, N, 3]` | f64, spatial `ω = R Ω` | rad/s |
 //! | `/elements/<name>/<output>` | `[n, len]` | f64 | attribute `unit` |
 //! | `/solver/iterations` | `[n, 3]` | u64 (smooth, position, velocity) | – |
+//! | `/solver/line_search` | `[n, 3]` | u64 (smooth, position, velocity) | – |
 //! | `/solver/residual` | `[n, 3]` | f64 | – |
 //! | `/solver/h` | `[n]` | f64 | s |
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
@@ -87,6 +88,7 @@ struct Datasets {
     velocity: Series,
     angular_velocity: Series,
     iterations: Series,
+    backtracks: Series,
     residual: Series,
     h: Series,
     kinetic: Series,
@@ -379,6 +381,15 @@ impl Hdf5Sink {
             "1",
             "Newton iterations per subproblem (smooth, position, velocity)",
         )?;
+        let backtracks = self.series(
+            &solver,
+            "/solver",
+            "line_search",
+            &[3],
+            true,
+            "1",
+            "line-search backtracks per subproblem (smooth, position, velocity)",
+        )?;
         let residual = s(
             &solver,
             "/solver",
@@ -453,6 +464,7 @@ impl Hdf5Sink {
             velocity,
             angular_velocity,
             iterations,
+            backtracks,
             residual,
             h,
             kinetic,
@@ -528,6 +540,8 @@ impl ResultSink for Hdf5Sink {
 
         let it = r.stats.iterations.map(|i| i as u64);
         put(&d.iterations, d.iterations.append(n, &it))?;
+        let bt = r.stats.backtracks.map(|i| i as u64);
+        put(&d.backtracks, d.backtracks.append(n, &bt))?;
         put(&d.residual, d.residual.append(n, &r.stats.residual))?;
         put(&d.h, d.h.append(n, &[r.stats.h]))?;
         put(&d.kinetic, d.kinetic.append(n, &[r.energy.kinetic]))?;

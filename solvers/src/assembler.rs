@@ -46,6 +46,10 @@ pub struct Workspace {
     pub unknown: Vec<Vector6<f64>>,
     /// Node kinds.
     pub kinds: Vec<NodeKind>,
+    /// Line-search backtracks of the last Newton loop.
+    pub backtracks: usize,
+    saved_unknown: Vec<Vector6<f64>>,
+    saved_mult: Vec<f64>,
 }
 
 /// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
@@ -58,6 +62,9 @@ pub struct Tolerance {
     pub tol_f: f64,
     /// Iteration cap.
     pub max_iterations: usize,
+    /// Backtrack (halve the correction, up to 6 times) when a full Newton correction does not
+    /// decrease `‖r‖` (Armijo, sufficient decrease 10⁻⁴).
+    pub line_search: bool,
 }
 
 /// Norms of one assembled residual.
@@ -114,6 +121,9 @@ impl Workspace {
             delta: vec![0.0; max_n],
             unknown: vec![Vector6::zeros(); nodes.len()],
             kinds: nodes.iter().map(|n| n.kind).collect(),
+            backtracks: 0,
+            saved_unknown: vec![Vector6::zeros(); nodes.len()],
+            saved_mult: vec![0.0; max_n],
         }
     }
 
@@ -174,8 +184,14 @@ impl Workspace {
                 None => sys.mult_range[ie],
             };
             let n = sys.local_size(ie);
-            h_loc.view_mut((0, 0), (n, n)).fill(0.0);
-            r_loc.rows_mut(0, n).fill(0.0);
+            // Zero the top-left n×n block column by column on the raw column-major storage
+            // (nalgebra's strided view fill is an element-by-element loop).
+            let ld = h_loc.nrows();
+            let hs = h_loc.as_mut_slice();
+            for j in 0..n {
+                hs[j * ld..j * ld + n].fill(0.0);
+            }
+            r_loc.as_mut_slice()[..n].fill(0.0);
             let state = LocalState {
                 nodes: &g_nodes[..nn],
                 prev: &g_prev[..nn],
@@ -342,6 +358,12 @@ impl Workspace {
     ) -> Result<(usize, f64), SolveError> {
         let li = cx.level.index();
         let mut it = 0;
+        // Backtracking (Armijo on ‖r‖, spec §10 "line search"): the last full correction and
+        // the iterate it started from, the step fraction and the residual before the step.
+        let mut alpha = 1.0;
+        let mut prev_norm = f64::INFINITY;
+        let mut backtracks = 0;
+        self.backtracks = 0;
         loop {
             let ResidualNorms { norm, reference } = self.assemble(model, cx, step)?;
             // Spec §10 test, plus the round-off floor of the constraint rows `k g(q)` (position,
@@ -349,7 +371,7 @@ impl Workspace {
             // `state_scale`, so it cannot be resolved below ~ε·state_scale.
             let round_off = ROUND_OFF * cx.k * self.state_scale(cx.level);
             let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
-            if !norm.is_finite() {
+            if !norm.is_finite() && !(tol.line_search && it > 0 && backtracks < MAX_BACKTRACKS) {
                 return Err(SolveError::NonFinite {
                     step,
                     t: cx.t,
@@ -359,6 +381,19 @@ impl Workspace {
             }
             if norm <= tolerance {
                 return Ok((it, norm));
+            }
+            // Not enough decrease (or a non-finite residual): retry with half the step.
+            if tol.line_search
+                && it > 0
+                && backtracks < MAX_BACKTRACKS
+                && !(norm <= (1.0 - ARMIJO * alpha) * prev_norm)
+            {
+                alpha *= 0.5;
+                backtracks += 1;
+                self.backtracks += 1;
+                self.set_iterate(li, alpha);
+                update(self);
+                continue;
             }
             if it == tol.max_iterations {
                 return Err(SolveError::NonConvergence {
@@ -378,20 +413,37 @@ impl Workspace {
             let (sn, sm) = (self.state_scale(cx.level), amax(&self.mult[li]));
             let stagnated = amax(&self.delta[..nd]) <= STAGNATION * (1.0 + sn)
                 && amax(&self.delta[nd..n]) <= STAGNATION * (1.0 + sm);
-            for (m, d) in self.mult[li].iter_mut().zip(&self.delta[nd..n]) {
-                *m += d;
-            }
-            for i in 0..self.kinds.len() {
-                if let Some(off) = self.offset(i) {
-                    for k in 0..self.kinds[i].ndof() {
-                        self.unknown[i][k] += self.delta[off + k];
-                    }
-                }
-            }
+            self.saved_unknown.copy_from_slice(&self.unknown);
+            self.saved_mult[..n - nd].copy_from_slice(&self.mult[li]);
+            alpha = 1.0;
+            backtracks = 0;
+            prev_norm = norm;
+            self.set_iterate(li, 1.0);
             update(self);
             it += 1;
             if stagnated {
                 return Ok((it, norm));
+            }
+        }
+    }
+
+    /// Unknowns and multipliers of level `li` = saved iterate + `alpha` × last correction.
+    fn set_iterate(&mut self, li: usize, alpha: f64) {
+        let nd = self.systems[li].n_node_dofs;
+        let n = self.systems[li].n;
+        for ((m, m0), d) in self.mult[li]
+            .iter_mut()
+            .zip(&self.saved_mult)
+            .zip(&self.delta[nd..n])
+        {
+            *m = m0 + alpha * d;
+        }
+        for i in 0..self.kinds.len() {
+            self.unknown[i] = self.saved_unknown[i];
+            if let Some(off) = self.offset(i) {
+                for k in 0..self.kinds[i].ndof() {
+                    self.unknown[i][k] += alpha * self.delta[off + k];
+                }
             }
         }
     }
@@ -416,6 +468,12 @@ impl Workspace {
 /// Relative size of a Newton correction at which the iterate has stopped changing beyond
 /// round-off (≈ 500 ulp).
 const STAGNATION: f64 = 1e-13;
+
+/// Sufficient-decrease constant of the line search.
+const ARMIJO: f64 = 1e-4;
+
+/// Largest number of step halvings per Newton correction.
+const MAX_BACKTRACKS: usize = 6;
 
 /// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
 /// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).

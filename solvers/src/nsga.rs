@@ -62,6 +62,8 @@ pub struct NsgaOptions {
     pub adaptive: bool,
     /// Maximum halving depth with `adaptive`.
     pub max_halvings: usize,
+    /// Backtracking line search on the Newton corrections (spec §10; needed at impacts).
+    pub line_search: bool,
     /// Record every N-th step (the last step is always recorded).
     pub output_every: usize,
     /// Characteristic mass `m` [kg] of the multiplier scaling `k_s = p_s = m/h`,
@@ -81,6 +83,7 @@ impl Default for NsgaOptions {
             gravity: Vector3::new(0.0, 0.0, -9.81),
             adaptive: false,
             max_halvings: 8,
+            line_search: true,
             output_every: 1,
             characteristic_mass: None,
         }
@@ -152,6 +155,8 @@ pub struct RunSummary {
     pub iterations: [usize; 3],
     /// Largest Newton iteration count in one step, per subproblem.
     pub max_iterations: [usize; 3],
+    /// Line-search backtracks per subproblem over the run.
+    pub backtracks: [usize; 3],
     /// Number of step halvings performed (`adaptive`).
     pub halvings: usize,
     /// Symbolic LU factorizations per subproblem (1 each while the pattern holds).
@@ -368,6 +373,7 @@ impl Nsga {
             tol: self.opts.tol,
             tol_f: self.opts.tol_f,
             max_iterations: self.opts.max_iterations,
+            line_search: self.opts.line_search,
         }
     }
 
@@ -405,6 +411,7 @@ impl Nsga {
         let (it, res) = self.ws.newton(model, &cx, &tol, step, update)?;
         self.stats.iterations[0] = it;
         self.stats.residual[0] = res;
+        self.stats.backtracks[0] = self.ws.backtracks;
         Ok(())
     }
 
@@ -440,6 +447,7 @@ impl Nsga {
             .newton(model, &cx, &tol, self.step + 1, update_position_states)?;
         self.stats.iterations[1] = it;
         self.stats.residual[1] = res;
+        self.stats.backtracks[1] = self.ws.backtracks;
         self.notify_level(model, &cx);
 
         // Step 3: velocity jump, q frozen, v = ṽ + W.
@@ -450,6 +458,7 @@ impl Nsga {
             .newton(model, &cx, &tol, self.step + 1, update_velocity_states)?;
         self.stats.iterations[2] = it;
         self.stats.residual[2] = res;
+        self.stats.backtracks[2] = self.ws.backtracks;
         self.notify_level(model, &cx);
 
         // Complete the α-recursion and accept: a_{n+1} = a* + (1−α_f)/(1−α_m) v̇̃_{n+1}.
@@ -514,6 +523,7 @@ impl Nsga {
         self.summary.t = self.t;
         for l in 0..3 {
             self.summary.iterations[l] += self.stats.iterations[l];
+            self.summary.backtracks[l] += self.stats.backtracks[l];
             self.summary.max_iterations[l] =
                 self.summary.max_iterations[l].max(self.stats.iterations[l]);
             self.summary.symbolic_factorizations[l] = self.ws.lu[l].symbolic_count;

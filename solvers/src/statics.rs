@@ -66,6 +66,7 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
         tol: opts.tol,
         tol_f: opts.tol_f,
         max_iterations: opts.max_iterations,
+        line_search: true,
     };
     let mut summary = StaticSummary {
         iterations: Vec::new(),

@@ -69,6 +69,7 @@ pub fn stats(k: usize) -> StepStats {
     StepStats {
         iterations: [k, 2 * k, 3 * k],
         residual: [1e-9 * k as f64, 2e-9, 3e-9],
+        backtracks: [0, k % 3, 1],
         h: 1e-3 / (1 + k % 2) as f64,
     }
 }
@@ -169,6 +170,11 @@ pub fn check_file(path: &std::path::Path, n: usize) {
     let it = file.dataset("solver/iterations").unwrap();
     assert_eq!(it.shape(), vec![n, 3]);
     let it: Vec<u64> = it.read_raw().unwrap();
+    let bt: Vec<u64> = file
+        .dataset("solver/line_search")
+        .unwrap()
+        .read_raw()
+        .unwrap();
     let res: Vec<f64> = file.dataset("solver/residual").unwrap().read_raw().unwrap();
     let h: Vec<f64> = file.dataset("solver/h").unwrap().read_raw().unwrap();
     let kin: Vec<f64> = file.dataset("energy/kinetic").unwrap().read_raw().unwrap();
@@ -183,6 +189,7 @@ pub fn check_file(path: &std::path::Path, n: usize) {
         let s = stats(k);
         assert_eq!(&it[3 * k..3 * k + 3], s.iterations.map(|i| i as u64));
         assert_eq!(&res[3 * k..3 * k + 3], s.residual);
+        assert_eq!(&bt[3 * k..3 * k + 3], s.backtracks.map(|i| i as u64));
         assert_eq!(h[k], s.h);
         let e = energy(k);
         assert_eq!(
