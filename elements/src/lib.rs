@@ -4,6 +4,7 @@
 //! `saltus_core` registry; call [`link`] (or use the `saltus` facade) so the linker keeps it.
 
 pub mod body;
+pub mod contact;
 pub mod force;
 pub mod joints;
 
