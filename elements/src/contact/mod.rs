@@ -1,4 +1,5 @@
 //! Frictional unilateral contacts (spec nsga.md §8, contact-elements.md).
 
-pub mod law;
 pub mod kinematics;
+pub mod law;
+pub mod plane;
