@@ -113,3 +113,125 @@ fn sliding_ball_starts_rolling() {
     // Rolling without slip afterwards: ω_y r = v_x.
     assert!((last.omega_spatial().y * r - last.v.x).abs() < 1e-8);
 }
+
+/// Ball rolling without slip with rolling resistance ρ: uniform deceleration a = 5ρg/(7r)
+/// (solid sphere), to rest after the distance v₀²/(2a) (spec contact-elements.md §4.5, V02).
+#[test]
+fn rolling_resistance_stops_the_ball_at_the_analytic_distance() {
+    let (r, mu, rho, v0, h) = (0.1, 0.5, 0.002, 1.0, 1e-3);
+    let mut model = Model::new();
+    let b = model
+        .add_node(
+            NodeDef::frame("ball", Vector3::new(0.0, 0.0, r))
+                .velocity(Vector3::new(v0, 0.0, 0.0))
+                .angular_velocity(Vector3::new(0.0, v0 / r, 0.0)),
+        )
+        .unwrap();
+    model
+        .add_element("ball", RigidBody::sphere(b, 1.0, r).unwrap())
+        .unwrap();
+    let c = PlaneContact::sphere(b, r, Vector3::zeros(), Vector3::z())
+        .unwrap()
+        .friction(mu)
+        .resistance(rho, 0.0);
+    model.add_element("floor", c).unwrap();
+    let a = 5.0 * rho * G / (7.0 * r);
+    let t_stop = v0 / a;
+    let (sink, s) = run(&mut model, h, t_stop + 0.5);
+    let last = sink.nodes.last().unwrap()[0];
+    let distance = v0 * v0 / (2.0 * a);
+    // Mid-way the speed follows v₀ − a t.
+    let k = sink.time.iter().position(|&t| t >= 0.5 * t_stop).unwrap();
+    let v_mid = sink.nodes[k][0].v.x;
+    eprintln!("stop distance {:.6} m (analytic {distance:.6}); v(t_stop/2) = {v_mid:.6} (analytic {:.6}); {s:?}", last.x.x, v0 - a * sink.time[k]);
+    // The couple impulse is exact per step; the distance error is one step of travel at most.
+    assert!((last.x.x - distance).abs() <= v0 * h);
+    assert!((v_mid - (v0 - a * sink.time[k])).abs() <= a * h);
+    assert!(
+        last.v.norm() < 1e-9 && last.omega.norm() < 1e-8,
+        "at rest: {:?} {:?}",
+        last.v,
+        last.omega
+    );
+}
+
+/// Spinning top-like ball (spin about the normal only) with spinning resistance γ_s: the
+/// resisting couple γ_s m g decelerates the spin uniformly, ω(t) = ω₀ − γ_s m g t / I, to zero
+/// at t = I ω₀/(γ_s m g) with I = ⅖ m r² (V03).
+#[test]
+fn spinning_resistance_stops_the_spin_linearly() {
+    let (r, gamma, w0, h) = (0.1, 0.004, 10.0, 1e-3);
+    let mut model = Model::new();
+    let b = model
+        .add_node(
+            NodeDef::frame("ball", Vector3::new(0.0, 0.0, r))
+                .angular_velocity(Vector3::new(0.0, 0.0, w0)),
+        )
+        .unwrap();
+    model
+        .add_element("ball", RigidBody::sphere(b, 1.0, r).unwrap())
+        .unwrap();
+    let c = PlaneContact::sphere(b, r, Vector3::zeros(), Vector3::z())
+        .unwrap()
+        .friction(0.3)
+        .resistance(0.0, gamma);
+    model.add_element("floor", c).unwrap();
+    let inertia = 0.4 * r * r;
+    let t_stop = inertia * w0 / (gamma * G);
+    let (sink, s) = run(&mut model, h, t_stop + 0.3);
+    let spin: Vec<f64> = sink.nodes.iter().map(|n| n[0].omega_spatial().z).collect();
+    let k = sink.time.iter().position(|&t| t >= 0.5 * t_stop).unwrap();
+    let t_zero = sink.time[spin.iter().position(|w| w.abs() < 1e-9).unwrap()];
+    eprintln!(
+        "spin stops at {t_zero:.4} s (analytic {t_stop:.4}); ω(t/2) {:.6} (analytic {:.6}); {s:?}",
+        spin[k],
+        w0 - gamma * G * sink.time[k] / inertia
+    );
+    let decel = gamma * G / inertia;
+    assert!((spin[k] - (w0 - decel * sink.time[k])).abs() <= decel * h);
+    assert!((t_zero - t_stop).abs() <= h + 1e-12);
+}
+
+/// Ball released on an incline of angle θ: it rolls without slip with a = (5/7) g sin θ when
+/// tan θ ≤ 7μ/2, and slips with a = g (sin θ − μ cos θ) otherwise.
+#[test]
+fn incline_sticks_or_slips_with_the_analytic_acceleration() {
+    let (r, mu, h, t_end): (f64, f64, f64, f64) = (0.1, 0.2, 1e-3, 0.5);
+    let limit = (3.5 * mu).atan();
+    for theta in [0.5 * limit, 1.5 * limit] {
+        let normal = Vector3::new(-theta.sin(), 0.0, theta.cos());
+        let mut model = Model::new();
+        let b = model.add_node(NodeDef::frame("ball", normal * r)).unwrap();
+        model
+            .add_element("ball", RigidBody::sphere(b, 1.0, r).unwrap())
+            .unwrap();
+        let c = PlaneContact::sphere(b, r, Vector3::zeros(), normal)
+            .unwrap()
+            .friction(mu);
+        model.add_element("slope", c).unwrap();
+        let (sink, _) = run(&mut model, h, t_end);
+        // Downhill: gravity's component in the plane, −(cos θ, 0, sin θ).
+        let down = -Vector3::new(theta.cos(), 0.0, theta.sin());
+        let last = sink.nodes.last().unwrap()[0];
+        let a_num = last.v.dot(&down) / t_end;
+        let a_exact = if theta.tan() <= 3.5 * mu {
+            5.0 / 7.0 * G * theta.sin()
+        } else {
+            G * (theta.sin() - mu * theta.cos())
+        };
+        let slip = sink.channel("slope", "slip_velocity").unwrap();
+        let rolling = slip.last().unwrap().iter().all(|v| v.abs() < 1e-8);
+        eprintln!(
+            "θ = {:.2}°: a = {a_num:.6} (analytic {a_exact:.6}), rolling {rolling}",
+            theta.to_degrees()
+        );
+        assert_eq!(rolling, theta.tan() <= 3.5 * mu);
+        // Uniform acceleration from rest is integrated exactly up to the Newton tolerance.
+        assert!((a_num - a_exact).abs() < 1e-6 * a_exact);
+        assert!(sink
+            .channel("slope", "gap")
+            .unwrap()
+            .iter()
+            .all(|g| g[0].abs() < 1e-10));
+    }
+}

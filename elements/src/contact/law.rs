@@ -49,8 +49,8 @@
 //! let (sc, l, m) = (Scaling::from_cx(cx), Layout::contiguous(6), Multipliers::from_slice(s.mult));
 //! if self.position_active {
 //!     law::sliding(sc, mu, &gaps, None, &m, &l, out);
-//!     law::rolling(sc, rho, &gaps, &roll, &m, &l, out);
-//!     law::spinning(sc, gamma_s, &gaps, &spin, &m, &l, out);
+//!     law::rolling(sc_couple, sc, rho, &gaps, &roll, &m, &l, out);
+//!     law::spinning(sc_couple, sc, gamma_s, &gaps, &spin, &m, &l, out);
 //! } else {
 //!     law::sliding_forced_gap(sc, &m, &l, out);
 //!     law::rolling_forced_gap(sc, &m, &l, out);
@@ -599,8 +599,15 @@ pub fn sliding_forced_gap<S: Sink + ?Sized>(
 ///
 /// # Panics
 /// If `normal.n >` [`MAX_NODE_UNKNOWNS`] or an index of `l` is outside the sink.
+///
+/// # Scalings
+/// `sc` scales the couple multipliers (`η_T = κ_r χ_T − π_r ω_T`); `normal_sc` is the sliding
+/// normal's scaling, which defines `σ_N = κ Λ_N − π ĝ̇_N` and the cone radius `ρ σ_N`.
+/// Using a couple scaling of rotational dimensions (e.g. `κ r`, `π r²`) keeps the stick interval
+/// wide enough for Newton; the solution does not depend on it.
 pub fn rolling<S: Sink + ?Sized>(
     sc: Scaling,
+    normal_sc: Scaling,
     rho: f64,
     normal: &SlidingGaps,
     rates: &RollingRates,
@@ -610,7 +617,7 @@ pub fn rolling<S: Sink + ?Sized>(
 ) -> Status {
     let n = normal.n;
     check_n(n);
-    let sigma_n = normal.zeta_n(sc, m.lambda_n);
+    let sigma_n = normal.zeta_n(normal_sc, m.lambda_n);
     if sigma_n <= 0.0 {
         return rolling_forced_gap(sc, m, l, out);
     }
@@ -619,6 +626,7 @@ pub fn rolling<S: Sink + ?Sized>(
         return Status::Slip;
     }
     let (k, p) = (sc.k, sc.p);
+    let (kn, pn) = (normal_sc.k, normal_sc.p);
     let gn = &normal.grad_n;
     let w = &rates.grad_t;
     let eta = k * m.chi_t - p * rates.omega_t;
@@ -643,16 +651,16 @@ pub fn rolling<S: Sink + ?Sized>(
             out,
             l,
             n,
-            &((rho * p) * w_tau * gn.transpose() + (rho * p * sigma_n) * w_p * w),
+            &((rho * pn) * w_tau * gn.transpose() + (rho * p * sigma_n) * w_p * w),
         );
-        add_kx_col(out, l, n, l.lambda_n, &(-(rho * k) * w_tau));
+        add_kx_col(out, l, n, l.lambda_n, &(-(rho * kn) * w_tau));
         add_kx_cols2(out, l, n, l.chi_t, &(-(rho * k * sigma_n) * w_p));
         let kchv: TangentialGradient =
-            -(rho * k) * tau * gn.transpose() - (rho * k * sigma_n) * p_w * w;
+            -(rho * k * pn / p) * tau * gn.transpose() - (rho * k * sigma_n) * p_w * w;
         add_k_rows2_x(out, l, n, l.chi_t, &kchv);
         let c = sc.gap_factor();
         add_f2(out, l.chi_t, &((k / p) * (-k * m.chi_t + radius * tau)));
-        add_k2_col(out, l.chi_t, l.lambda_n, &((rho * c) * tau));
+        add_k2_col(out, l.chi_t, l.lambda_n, &((rho * k * kn / p) * tau));
         add_k22(
             out,
             l.chi_t,
@@ -695,8 +703,13 @@ pub fn rolling_forced_gap<S: Sink + ?Sized>(
 ///
 /// # Panics
 /// If `normal.n >` [`MAX_NODE_UNKNOWNS`] or an index of `l` is outside the sink.
+///
+/// # Scalings
+/// `sc` scales the couple multiplier (`η_N = κ_r χ_N − π_r ω_N`); `normal_sc` defines
+/// `σ_N` and the radius `γ_s σ_N` (see [`rolling`]).
 pub fn spinning<S: Sink + ?Sized>(
     sc: Scaling,
+    normal_sc: Scaling,
     gamma_s: f64,
     normal: &SlidingGaps,
     rate: &SpinningRate,
@@ -706,7 +719,7 @@ pub fn spinning<S: Sink + ?Sized>(
 ) -> Status {
     let n = normal.n;
     check_n(n);
-    let sigma_n = normal.zeta_n(sc, m.lambda_n);
+    let sigma_n = normal.zeta_n(normal_sc, m.lambda_n);
     if sigma_n <= 0.0 {
         return spinning_forced_gap(sc, m, l, out);
     }
@@ -715,6 +728,7 @@ pub fn spinning<S: Sink + ?Sized>(
         return Status::Slip;
     }
     let (k, p) = (sc.k, sc.p);
+    let (kn, pn) = (normal_sc.k, normal_sc.p);
     let gn = &normal.grad_n;
     let w = &rate.grad_n;
     let eta = sc.augmented(m.chi_n, rate.omega_n);
@@ -734,10 +748,10 @@ pub fn spinning<S: Sink + ?Sized>(
         let c = sc.gap_factor();
         add_fx(out, l, n, &(-(radius * s) * w));
         out.add_residual(l.chi_n, (k / p) * (-k * m.chi_n + radius * s));
-        add_kxx(out, l, n, &((gamma_s * p * s) * w * gn.transpose()));
-        add_kx_col(out, l, n, l.lambda_n, &(-(gamma_s * k * s) * w));
-        add_k_row_x(out, l, n, l.chi_n, &(-(k * gamma_s * s) * gn));
-        out.add_tangent(l.chi_n, l.lambda_n, c * gamma_s * s);
+        add_kxx(out, l, n, &((gamma_s * pn * s) * w * gn.transpose()));
+        add_kx_col(out, l, n, l.lambda_n, &(-(gamma_s * kn * s) * w));
+        add_k_row_x(out, l, n, l.chi_n, &(-(k * pn / p * gamma_s * s) * gn));
+        out.add_tangent(l.chi_n, l.lambda_n, k * kn / p * gamma_s * s);
         out.add_tangent(l.chi_n, l.chi_n, -c);
         Status::Slip
     }
@@ -773,6 +787,8 @@ mod tests {
     use saltus_core::fd::Rng;
 
     const SC: Scaling = Scaling::new(1.7, 2.3);
+    /// Couple scaling for rolling/spinning, distinct from the normal's to exercise the coupling.
+    const SC_COUPLE: Scaling = Scaling::new(0.9, 3.1);
     const EPS: f64 = 1e-6;
     const TOL: f64 = 1e-7;
     const MU: f64 = 0.4;
@@ -857,6 +873,8 @@ mod tests {
         rho: f64,
         gamma: f64,
         sc: Scaling,
+        /// Scaling of the rolling/spinning couples (distinct from the normal's).
+        sc_couple: Scaling,
         g_n: f64,
         g_t: Vector2<f64>,
         gn: NodeVector,
@@ -940,11 +958,29 @@ mod tests {
             }
             if matches!(law, Law::Rolling | Law::All) {
                 let r = self.rolling_rates(&dx);
-                st[1] = Some(rolling(self.sc, self.rho, &gaps, &r, &m, &l, out));
+                st[1] = Some(rolling(
+                    self.sc_couple,
+                    self.sc,
+                    self.rho,
+                    &gaps,
+                    &r,
+                    &m,
+                    &l,
+                    out,
+                ));
             }
             if matches!(law, Law::Spinning | Law::All) {
                 let r = self.spinning_rate(&dx);
-                st[2] = Some(spinning(self.sc, self.gamma, &gaps, &r, &m, &l, out));
+                st[2] = Some(spinning(
+                    self.sc_couple,
+                    self.sc,
+                    self.gamma,
+                    &gaps,
+                    &r,
+                    &m,
+                    &l,
+                    out,
+                ));
             }
             st
         }
@@ -984,6 +1020,7 @@ mod tests {
                 l += -k * g.g_t.dot(&m.lambda_t) + 0.5 * p * g.g_t.norm_squared()
                     - dt * dt / (2.0 * p);
             }
+            let (k, p) = (self.sc_couple.k, self.sc_couple.p);
             if matches!(law, Law::Rolling | Law::All) {
                 let w = self.rolling_rates(&dx).omega_t;
                 let eta = k * m.chi_t - p * w;
@@ -1028,6 +1065,7 @@ mod tests {
             rho: RHO,
             gamma: GAMMA,
             sc: SC,
+            sc_couple: SC_COUPLE,
             g_n: 0.5 * rng.uniform(),
             g_t: Vector2::new(rng.uniform(), rng.uniform()),
             gn: rand_vec(&mut rng, n),
@@ -1067,9 +1105,10 @@ mod tests {
         case.phi0[n] = (zeta_n + p * g.g_n) / k;
         case.phi0[n + 1] = (zeta_t[0] + p * g.g_t[0]) / k;
         case.phi0[n + 2] = (zeta_t[1] + p * g.g_t[1]) / k;
-        case.phi0[n + 3] = (eta_n + p * omega_n) / k;
-        case.phi0[n + 4] = (eta_t[0] + p * omega_t[0]) / k;
-        case.phi0[n + 5] = (eta_t[1] + p * omega_t[1]) / k;
+        let (kr, pr) = (SC_COUPLE.k, SC_COUPLE.p);
+        case.phi0[n + 3] = (eta_n + pr * omega_n) / kr;
+        case.phi0[n + 4] = (eta_t[0] + pr * omega_t[0]) / kr;
+        case.phi0[n + 5] = (eta_t[1] + pr * omega_t[1]) / kr;
         case
     }
 
@@ -1254,6 +1293,7 @@ mod tests {
             rho: 0.1,
             gamma: 0.05,
             sc,
+            sc_couple: sc,
             g_n: 0.0,
             g_t: Vector2::zeros(),
             gn: NodeVector::zeros(),
@@ -1433,6 +1473,12 @@ mod tests {
             (n + 4, m.chi_t[0]),
             (n + 5, m.chi_t[1]),
         ] {
+            // Couple rows use the couple scaling.
+            let c = if row > n + 2 {
+                SC_COUPLE.gap_factor()
+            } else {
+                c
+            };
             assert!((f[row] + c * value).abs() < 1e-14);
             for j in 0..case.m() {
                 let expect = if j == row { -c } else { 0.0 };
@@ -1541,6 +1587,7 @@ mod tests {
             };
             let s0 = sliding(SC, case.mu, &gaps, None, &m, &l, &mut out);
             let s1 = rolling(
+                SC_COUPLE,
                 SC,
                 case.rho,
                 &gaps,
@@ -1550,6 +1597,7 @@ mod tests {
                 &mut out,
             );
             let s2 = spinning(
+                SC_COUPLE,
                 SC,
                 case.gamma,
                 &gaps,
@@ -1609,8 +1657,8 @@ mod tests {
                 reference: 0.0,
             };
             let s0 = sliding(SC, case.mu, &gaps, Some(&curv), &m, &l, &mut out);
-            let s1 = rolling(SC, case.rho, &gaps, &roll, &m, &l, &mut out);
-            let s2 = spinning(SC, case.gamma, &gaps, &spin, &m, &l, &mut out);
+            let s1 = rolling(SC_COUPLE, SC, case.rho, &gaps, &roll, &m, &l, &mut out);
+            let s2 = spinning(SC_COUPLE, SC, case.gamma, &gaps, &spin, &m, &l, &mut out);
             assert_eq!([Some(s0), Some(s1), Some(s2)], st);
         }
         assert_eq!(r, f);

@@ -314,6 +314,15 @@ impl PlaneContact {
         }
     }
 
+    /// Scaling of the rolling/spinning couples: `κ_r = κ r`, `π_r = ⅖ π r²` (the inertia of a
+    /// uniform sphere of the characteristic mass), so that `η = κ_r χ − π_r ω` is a couple
+    /// impulse and the penalty matches the sphere's rotational inertia (a penalty far above it
+    /// makes the semi-smooth Newton cycle across the narrow stick interval). Physical couple
+    /// impulse: `κ_r χ`. The converged solution does not depend on the choice (spec §10).
+    fn couple_scaling(&self, sc: Scaling) -> Scaling {
+        Scaling::new(sc.k * self.radius, 0.4 * sc.p * self.radius * self.radius)
+    }
+
     fn velocity_multipliers(&self) -> usize {
         if self.is_sphere() {
             6
@@ -375,16 +384,18 @@ impl Element for PlaneContact {
         if !self.closed {
             law::sliding_forced_gap(sc, &m, &layout, out);
             if self.is_sphere() {
-                law::rolling_forced_gap(sc, &m, &layout, out);
-                law::spinning_forced_gap(sc, &m, &layout, out);
+                let sr = self.couple_scaling(sc);
+                law::rolling_forced_gap(sr, &m, &layout, out);
+                law::spinning_forced_gap(sr, &m, &layout, out);
             }
             return Ok(());
         }
         let (gaps, roll, spin) = self.velocity_gaps(s);
         law::sliding(sc, self.mu, &gaps, None, &m, &layout, out);
         if self.is_sphere() {
-            law::rolling(sc, self.rho, &gaps, &roll, &m, &layout, out);
-            law::spinning(sc, self.gamma_s, &gaps, &spin, &m, &layout, out);
+            let sr = self.couple_scaling(sc);
+            law::rolling(sr, sc, self.rho, &gaps, &roll, &m, &layout, out);
+            law::spinning(sr, sc, self.gamma_s, &gaps, &spin, &m, &layout, out);
         }
         Ok(())
     }
@@ -425,8 +436,9 @@ impl Element for PlaneContact {
                         Status::Slip
                     };
                     if self.is_sphere() {
-                        let eta_t = sc.k * m.chi_t - sc.p * roll.omega_t;
-                        let eta_n = sc.k * m.chi_n - sc.p * spin.omega_n;
+                        let sr = self.couple_scaling(sc);
+                        let eta_t = sr.k * m.chi_t - sr.p * roll.omega_t;
+                        let eta_n = sr.k * m.chi_n - sr.p * spin.omega_n;
                         self.status[2] = st(self.rho, eta_t.norm());
                         self.status[3] = st(self.gamma_s, eta_n.abs());
                     }
@@ -469,13 +481,13 @@ impl Element for PlaneContact {
                 name: "rolling_couple",
                 len: 2,
                 unit: "N*m*s",
-                description: "rolling-resistance couple impulse k_v χ_T (along T1, T2)",
+                description: "rolling-resistance couple impulse κ_r χ_T = k_v r χ_T (along T1, T2)",
             });
             v.push(OutputSpec {
                 name: "spinning_couple",
                 len: 1,
                 unit: "N*m*s",
-                description: "spinning-resistance couple impulse k_v χ_N (about N)",
+                description: "spinning-resistance couple impulse κ_r χ_N = k_v r χ_N (about N)",
             });
         }
         v
@@ -496,9 +508,10 @@ impl Element for PlaneContact {
         out[11] = self.t1.dot(&vp);
         out[12] = self.t2.dot(&vp);
         if self.is_sphere() {
-            out[13] = s.k[2] * s.mult_velocity[4];
-            out[14] = s.k[2] * s.mult_velocity[5];
-            out[15] = s.k[2] * s.mult_velocity[3];
+            let kr = s.k[2] * self.radius;
+            out[13] = kr * s.mult_velocity[4];
+            out[14] = kr * s.mult_velocity[5];
+            out[15] = kr * s.mult_velocity[3];
         }
     }
 }
