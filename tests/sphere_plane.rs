@@ -76,6 +76,32 @@ fn bouncing_ball_apexes_penetration_and_rest() {
             "apex {k}: {a} vs {exact}"
         );
     }
+    // Impact instants: t₁ = √(2 drop/g), then every flight lasts 2 eᵏ v₁/g. Each impact is
+    // resolved in the step whose end first penetrates (within one step of the exact instant),
+    // and each resolution shifts the following flight by less than one step, so impact k
+    // (0-based) lies within (k + 1) steps of the closed form.
+    let impulse: Vec<f64> = sink
+        .channel("floor", "impulse")
+        .unwrap()
+        .iter()
+        .map(|v| v[0])
+        .collect();
+    let mut impacts = Vec::new();
+    for k in 1..impulse.len() {
+        if impulse[k] > 1e-6 && impulse[k - 1] <= 1e-6 {
+            impacts.push(sink.time[k]);
+        }
+    }
+    let v1 = (2.0 * G * drop).sqrt();
+    let mut t_exact = t1;
+    for (k, t) in impacts.iter().take(4).enumerate() {
+        eprintln!("impact {k}: t = {t:.4} s (closed form {t_exact:.4} s)");
+        assert!(
+            (t - t_exact).abs() <= (k as f64 + 1.0) * h + 1e-12,
+            "impact {k}: {t} vs {t_exact}"
+        );
+        t_exact += 2.0 * e.powi(k as i32 + 1) * v1 / G;
+    }
     // Zeno: after t_rest the ball rests on the plane (gap at round-off, velocity of at most
     // one step of gravity g·h while the closed contact absorbs it).
     let k_rest = sink.time.iter().position(|&t| t > t_rest + 0.2).unwrap();
