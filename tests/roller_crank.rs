@@ -1,8 +1,8 @@
 //! Rigid roller–crank mechanism of the thesis (validation case V05, after Marques et al.):
 //! crank (0.1 m, 0.12 kg, 0.002 kg m²) hinged to the ground, connecting rod (0.3 m, 0.3 kg,
 //! 0.002 kg m²), spherical roller (r = 0.05 m, 0.1 kg, 0.001 kg m²) hinged to the rod and in
-//! frictional contact (μ = 0.1, e_N = e_T = 0) with the ground plane y = 0 (joints: revolute
-//! ground–crank and crank–rod, spherical rod–roller — see below); gravity −Y; initial
+//! frictional contact (μ = 0.1, e_N = e_T = 0) with the ground plane y = 0 (perfect revolute
+//! joints ground–crank, crank–rod, rod–roller); gravity −Y; initial
 //! crank speed 4 rad/s about Z, roller spin 8 rad/s counter-clockwise; h = 1e-3 s, ρ∞ = 0,
 //! T = 2 s. The thesis gives the layout only in a figure: here the crank pivot is at the roller
 //! centre's height (0, r) and the crank starts vertical (θ = 90°), so the mechanism starts as an
@@ -12,7 +12,7 @@
 
 use saltus::elements::body::RigidBody;
 use saltus::elements::contact::plane::PlaneContact;
-use saltus::elements::joints::{RevoluteJoint, SphericalJoint};
+use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 
 #[test]
@@ -92,14 +92,13 @@ fn roller_crank_runs_with_exact_contact_and_few_iterations() {
             RevoluteJoint::new(model.nodes(), crank, rod, pin, z).unwrap(),
         )
         .unwrap();
-    // Spherical, not revolute, at the wrist: with a planar revolute chain the out-of-plane
-    // stick row of the contact would repeat a joint row (redundant constraints make the
-    // iteration matrix singular, see the closing note of issue 2). The roller's extra rotations
-    // are then governed by the contact, and stay zero for this planar motion.
+    // With the planar revolute chain, the contact's out-of-plane stick row repeats a joint row
+    // whenever the roller sticks: a redundant constraint set, handled by the solver's
+    // regularized Jacobian (solvers::assembler::Workspace::solve).
     model
         .add_element(
             "wrist_pin",
-            SphericalJoint::new(model.nodes(), rod, roller, wrist).unwrap(),
+            RevoluteJoint::new(model.nodes(), rod, roller, wrist, z).unwrap(),
         )
         .unwrap();
     let contact = PlaneContact::sphere(roller, r, Vector3::zeros(), Vector3::y())

@@ -71,6 +71,8 @@ pub struct LevelSystem {
     pub max_local: usize,
     /// Pattern generation (changes when the pattern is rebuilt).
     pub generation: u64,
+    /// CSC value index of each multiplier's diagonal entry.
+    mult_diag_slots: Vec<usize>,
 }
 
 impl LevelSystem {
@@ -156,7 +158,12 @@ impl LevelSystem {
                 }
             }
         }
+        // Every diagonal entry was inserted above.
+        let mult_diag_slots = (n_node_dofs..n)
+            .map(|i| matrix.nnz_index(i, i).map_or(FIXED, |k| k.0))
+            .collect();
         Self {
+            mult_diag_slots,
             level,
             n,
             n_node_dofs,
@@ -191,6 +198,16 @@ impl LevelSystem {
     pub fn zero(&mut self) {
         self.matrix.data_mut().fill(0.0);
         self.rhs.fill(0.0);
+    }
+
+    /// Add `value` to the diagonal entry of every multiplier unknown (Jacobian regularization).
+    pub fn add_to_multiplier_diagonal(&mut self, value: f64) {
+        let data = self.matrix.data_mut();
+        for &s in &self.mult_diag_slots {
+            if s != FIXED {
+                data[s] += value;
+            }
+        }
     }
 
     /// Add element `e`'s local residual (first `n` entries of `r`) into `rhs` and, if

@@ -298,8 +298,16 @@ impl Workspace {
     }
 
     /// Factorize the assembled matrix of `level` and solve `S Δ = −r` into `self.delta`.
-    pub fn solve(&mut self, level: Level, step: usize, t: f64) -> Result<(), SolveError> {
+    ///
+    /// The multiplier block of the iteration matrix is regularized by `−ε k²/p` (ε =
+    /// [`REGULARIZATION`]): redundant constraints (a planar mechanism built from 3-D joints, a
+    /// stick row repeating a joint row) make the exact saddle-point matrix singular. Only the
+    /// Jacobian is modified, never the residual, so the converged state still satisfies the
+    /// exact equations; redundant multipliers are split along the Newton path.
+    pub fn solve(&mut self, cx: &StepCx, step: usize) -> Result<(), SolveError> {
+        let (level, t) = (cx.level, cx.t);
         let li = level.index();
+        self.systems[li].add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
         let sys = &self.systems[li];
         let lu = &mut self.lu[li];
         let err = |source| SolveError::Linear {
@@ -405,7 +413,7 @@ impl Workspace {
                     tolerance,
                 });
             }
-            self.solve(cx.level, step, cx.t)?;
+            self.solve(cx, step)?;
             let nd = self.systems[li].n_node_dofs;
             let n = self.systems[li].n;
             // Round-off plateau: a correction below the resolution of the unknowns cannot
@@ -468,6 +476,11 @@ impl Workspace {
 /// Relative size of a Newton correction at which the iterate has stopped changing beyond
 /// round-off (≈ 500 ulp).
 const STAGNATION: f64 = 1e-13;
+
+/// Relative regularization of the multiplier diagonal of the iteration matrices (see
+/// [`Workspace::solve`]): small enough to leave Newton's convergence quadratic in practice,
+/// large enough to keep redundant constraint sets factorizable in double precision.
+pub const REGULARIZATION: f64 = 1e-10;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;
