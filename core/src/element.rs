@@ -269,6 +269,23 @@ pub trait Element: Send + Sync + fmt::Debug {
     ) -> Result<(), ElementError> {
         Ok(())
     }
+    /// Evaluate the level `cx.level`. The default dispatches to [`Element::smooth`],
+    /// [`Element::position`], [`Element::velocity`] or [`Element::static_eq`]; an element whose
+    /// levels share one formula (a force weighted by `cx.force_weight`, spec §11.2) may override
+    /// this single method instead. The assembler and the FD checks call this.
+    fn evaluate(
+        &self,
+        cx: &StepCx,
+        s: &LocalState<'_>,
+        out: &mut LocalSystem<'_>,
+    ) -> Result<(), ElementError> {
+        match cx.level {
+            Level::Smooth => self.smooth(cx, s, out),
+            Level::Position => self.position(cx, s, out),
+            Level::Velocity => self.velocity(cx, s, out),
+            Level::Static => self.static_eq(cx, s, out),
+        }
+    }
     /// Called after a level has converged (e.g. a contact freezes its position status for the
     /// velocity level's active set, spec §6).
     fn level_converged(&mut self, _cx: &StepCx, _s: &LocalState<'_>) {}

@@ -11,19 +11,14 @@ use crate::lie;
 use crate::node::{NodeKind, NodeState};
 use nalgebra::{DMatrix, DVector, Matrix3, UnitQuaternion, Vector3, Vector6};
 
-/// Dispatch to the element method of `cx.level`.
+/// Evaluate `element` at `cx.level` ([`Element::evaluate`]).
 pub fn evaluate(
     element: &dyn Element,
     cx: &StepCx,
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
 ) -> Result<(), ElementError> {
-    match cx.level {
-        Level::Smooth => element.smooth(cx, s, out),
-        Level::Position => element.position(cx, s, out),
-        Level::Velocity => element.velocity(cx, s, out),
-        Level::Static => element.static_eq(cx, s, out),
-    }
+    element.evaluate(cx, s, out)
 }
 
 /// Small deterministic generator (xorshift64*) so checks are reproducible without a

@@ -343,34 +343,7 @@ impl Element for NodalLoad {
         vec![Some(self.kind)]
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn position(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn static_eq(
+    fn evaluate(
         &self,
         cx: &StepCx,
         s: &LocalState<'_>,
@@ -802,34 +775,7 @@ impl Element for SpringDamper {
         self.ends.iter().map(|e| Some(e.kind)).collect()
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn position(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn static_eq(
+    fn evaluate(
         &self,
         cx: &StepCx,
         s: &LocalState<'_>,
@@ -1183,34 +1129,7 @@ impl Element for TorsionalSpring {
         vec![Some(NodeKind::Frame); 2]
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn position(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.level(cx, s, out)
-    }
-
-    fn static_eq(
+    fn evaluate(
         &self,
         cx: &StepCx,
         s: &LocalState<'_>,
@@ -1603,7 +1522,7 @@ mod tests {
             hessian: h.view_mut((0, 0), (6, 6)),
             reference: 0.0,
         };
-        e.velocity(&cx, &s, &mut out).unwrap();
+        e.evaluate(&cx, &s, &mut out).unwrap();
         // −h λ (Rᵀm − m) with Rᵀ m = (0,2,0), m = (0,0,2).
         let expect = Vector3::new(0.0, -2.0, 2.0) * (cx.force_weight * lam);
         assert!((r.fixed_rows::<3>(3) - expect).norm() < 1e-14, "{r}");
