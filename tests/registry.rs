@@ -37,6 +37,7 @@ fn registered_type_names_are_exactly_the_library() {
     assert_eq!(
         element_type_names(),
         [
+            "beam",
             "clamp",
             "nodal_load",
             "point_mass",

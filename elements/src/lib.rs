@@ -3,6 +3,7 @@
 //! The Saltus element library. Every element type registers itself in the
 //! `saltus_core` registry; call [`link`] (or use the `saltus` facade) so the linker keeps it.
 
+pub mod beam;
 pub mod body;
 pub mod contact;
 pub mod force;

@@ -23,6 +23,10 @@ pub struct StaticOptions {
     pub gravity: Vector3<f64>,
     /// Multiplier scaling `k = p` [kg]; `None`: the model's characteristic mass.
     pub characteristic_mass: Option<f64>,
+    /// Backtracking line search on `‖r‖` (off by default: in geometrically nonlinear statics a
+    /// good Newton step often increases the residual first — a rotation step stretches the
+    /// elements — and the search would then creep).
+    pub line_search: bool,
 }
 
 impl Default for StaticOptions {
@@ -34,6 +38,7 @@ impl Default for StaticOptions {
             max_iterations: 50,
             gravity: Vector3::new(0.0, 0.0, -9.81),
             characteristic_mass: None,
+            line_search: false,
         }
     }
 }
@@ -66,7 +71,7 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
         tol: opts.tol,
         tol_f: opts.tol_f,
         max_iterations: opts.max_iterations,
-        line_search: true,
+        line_search: opts.line_search,
     };
     let mut summary = StaticSummary {
         iterations: Vec::new(),
