@@ -118,26 +118,49 @@ fn bouncing_ball_apexes_penetration_and_rest() {
 
 #[test]
 fn sliding_ball_starts_rolling() {
+    // Without spin and with backspin ω_b (rotation opposing rolling): friction μ m g decelerates
+    // v = v₀ − μ g t and spins ω = −ω_b + (5 μ g / 2r) t up until v = r ω, i.e. at
+    // t* = 2 (v₀ + r ω_b)/(7 μ g), with final speed (5 v₀ − 2 r ω_b)/7.
     let (r, mu, v0, h) = (0.1, 0.2, 2.0, 1e-3);
-    let mut model = ball(r, Vector3::new(v0, 0.0, 0.0), r, mu, 0.0);
-    let (sink, s) = run(&mut model, h, 0.6);
-    let slip: Vec<f64> = sink
-        .channel("floor", "slip_velocity")
-        .unwrap()
-        .iter()
-        .map(|v| v[0])
-        .collect();
-    let t_star = 2.0 * v0 / (7.0 * mu * G);
-    let t_roll = sink.time[slip.iter().position(|v| v.abs() < 1e-8).unwrap()];
-    let last = sink.nodes.last().unwrap()[0];
-    eprintln!("rolling from t = {t_roll:.4} s (analytic {t_star:.4}); final v = {:.6} (5v0/7 = {:.6}); {s:?}", last.v.x, 5.0 * v0 / 7.0);
-    // Transition within one step of the analytic instant.
-    assert!((t_roll - t_star).abs() <= h + 1e-12);
-    // Final speed 5v₀/7: friction impulse per step is μ m g h, so the discrete transition can
-    // miss the exact speed by at most one step's worth of friction deceleration (μ g h).
-    assert!((last.v.x - 5.0 * v0 / 7.0).abs() <= mu * G * h);
-    // Rolling without slip afterwards: ω_y r = v_x.
-    assert!((last.omega_spatial().y * r - last.v.x).abs() < 1e-8);
+    for backspin in [0.0, 8.0] {
+        let mut model = Model::new();
+        let b = model
+            .add_node(
+                NodeDef::frame("ball", Vector3::new(0.0, 0.0, r))
+                    .velocity(Vector3::new(v0, 0.0, 0.0))
+                    .angular_velocity(Vector3::new(0.0, -backspin, 0.0)),
+            )
+            .unwrap();
+        model
+            .add_element("ball", RigidBody::sphere(b, 1.0, r).unwrap())
+            .unwrap();
+        let c = PlaneContact::sphere(b, r, Vector3::zeros(), Vector3::z())
+            .unwrap()
+            .friction(mu);
+        model.add_element("floor", c).unwrap();
+        let (sink, s) = run(&mut model, h, 0.8);
+        let slip: Vec<f64> = sink
+            .channel("floor", "slip_velocity")
+            .unwrap()
+            .iter()
+            .map(|v| v[0])
+            .collect();
+        let t_star = 2.0 * (v0 + r * backspin) / (7.0 * mu * G);
+        let v_final = (5.0 * v0 - 2.0 * r * backspin) / 7.0;
+        let t_roll = sink.time[slip.iter().position(|v| v.abs() < 1e-8).unwrap()];
+        let last = sink.nodes.last().unwrap()[0];
+        eprintln!(
+            "backspin {backspin}: rolling from t = {t_roll:.4} s (analytic {t_star:.4}); final v = {:.6} (analytic {v_final:.6}); {s:?}",
+            last.v.x
+        );
+        // Transition within one step of the analytic instant.
+        assert!((t_roll - t_star).abs() <= h + 1e-12);
+        // Final speed: friction impulse per step is μ m g h, so the discrete transition can miss
+        // the exact speed by at most one step's worth of friction deceleration (μ g h).
+        assert!((last.v.x - v_final).abs() <= mu * G * h);
+        // Rolling without slip afterwards: ω_y r = v_x.
+        assert!((last.omega_spatial().y * r - last.v.x).abs() < 1e-8);
+    }
 }
 
 /// Ball rolling without slip with rolling resistance ρ: uniform deceleration a = 5ρg/(7r)
