@@ -329,6 +329,12 @@ pub struct BeamSpec {
     /// Frequency `f` \[Hz\] (not rad/s) at which `damping_ratio` is reached, > 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping_frequency: Option<f64>,
+    /// Lumped translational mass `ρ A L/2` per node instead of the consistent matrix (default
+    /// `false`). With one-point integration the lumped mass compensates the element's
+    /// stiffening: cantilever bending modes 1–3 are within 0.2 % of Euler–Bernoulli with 20
+    /// elements, against +0.03/+0.61/+1.78 % with the consistent mass (`tests/beam_modes.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lumped_mass: bool,
 }
 
 impl BeamSpec {
@@ -488,6 +494,7 @@ impl BeamSpec {
             }
         };
         Ok(BeamSection {
+            lumped_mass: self.lumped_mass,
             stiffness: Vector6::new(e * area, g * a2, g * a3, g * j, e * i2, e * i3),
             line_mass: rho * area,
             line_inertia: Vector3::new(rho * (i2 + i3), rho * i2, rho * i3),
@@ -510,6 +517,8 @@ pub struct BeamSection {
     /// Direction of section axis 2 (inertial frame), `None`: default rule of
     /// [`BeamSpec::orientation`].
     pub orientation: Option<Vector3<f64>>,
+    /// Lumped (`true`) or consistent translational mass ([`BeamSpec::lumped_mass`]).
+    pub lumped_mass: bool,
     /// Mass-proportional Rayleigh coefficient `α` \[1/s\].
     pub alpha: f64,
     /// Stiffness-proportional Rayleigh coefficient `β` \[s\].
@@ -583,6 +592,7 @@ pub struct Beam {
     line_mass: f64,
     /// Lumped rotational inertia of each node in its material frame \[kg m²\].
     inertia: [Matrix3<f64>; 2],
+    lumped_mass: bool,
     alpha: f64,
     beta: f64,
 }
@@ -844,6 +854,7 @@ impl Beam {
             stiffness: section.stiffness,
             line_mass: section.line_mass,
             inertia,
+            lumped_mass: section.lumped_mass,
             alpha: section.alpha,
             beta: section.beta,
         };
@@ -877,12 +888,18 @@ impl Beam {
     /// Constant material mass matrix `M` over `[x₁, Θ₁, x₂, Θ₂]`.
     fn build_mass_matrix(&self) -> Mat12 {
         let m = self.line_mass * self.length / 6.0;
+        // Consistent ρAL/6 [2 1; 1 2], or lumped ρAL/2 per node (row sums).
+        let (diag, off) = if self.lumped_mass {
+            (3.0 * m, 0.0)
+        } else {
+            (2.0 * m, m)
+        };
         let mut out = Mat12::zeros();
         for i in 0..3 {
-            out[(i, i)] = 2.0 * m;
-            out[(i + 6, i + 6)] = 2.0 * m;
-            out[(i, i + 6)] = m;
-            out[(i + 6, i)] = m;
+            out[(i, i)] = diag;
+            out[(i + 6, i + 6)] = diag;
+            out[(i, i + 6)] = off;
+            out[(i + 6, i)] = off;
         }
         out.fixed_view_mut::<3, 3>(3, 3).copy_from(&self.inertia[0]);
         out.fixed_view_mut::<3, 3>(9, 9).copy_from(&self.inertia[1]);
