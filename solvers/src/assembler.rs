@@ -425,21 +425,46 @@ impl Workspace {
             let at_round_off = dn <= STAGNATION * (1.0 + sn) && dm <= STAGNATION * (1.0 + sm);
             let plateau = it > 0
                 && norm > 0.5 * prev_norm
+                && norm <= PLATEAU_FACTOR * tolerance
                 && dn <= tol.tol * (1.0 + sn)
                 && dm <= tol.tol * (1.0 + sm);
             let stagnated = at_round_off || plateau;
             self.saved_unknown.copy_from_slice(&self.unknown);
             self.saved_mult[..n - nd].copy_from_slice(&self.mult[li]);
-            alpha = 1.0;
+            // Damping of large rotation corrections: a rotation increment beyond π aliases
+            // (exp is 2π-periodic), so Newton could converge to a spurious extra turn.
+            let rot = self.max_rotation_correction(cx.dq_dv);
+            alpha = if rot > MAX_ROTATION_STEP {
+                MAX_ROTATION_STEP / rot
+            } else {
+                1.0
+            };
             backtracks = 0;
             prev_norm = norm;
-            self.set_iterate(li, 1.0);
+            self.set_iterate(li, alpha);
             update(self);
             it += 1;
             if stagnated {
                 return Ok((it, norm));
             }
         }
+    }
+
+    /// Largest rotation [rad] that the last correction applies to a frame node:
+    /// `dq_dv · |Δ_rot|` (the rotational part of the node unknowns moves the configuration by
+    /// `dq_dv` per unit, see `saltus_core::element`).
+    fn max_rotation_correction(&self, dq_dv: f64) -> f64 {
+        let mut m: f64 = 0.0;
+        for i in 0..self.kinds.len() {
+            if self.kinds[i] != NodeKind::Frame {
+                continue;
+            }
+            if let Some(off) = self.offset(i) {
+                let d = &self.delta[off + 3..off + 6];
+                m = m.max((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt());
+            }
+        }
+        m * dq_dv
     }
 
     /// Unknowns and multipliers of level `li` = saved iterate + `alpha` × last correction.
@@ -488,6 +513,13 @@ const STAGNATION: f64 = 1e-13;
 /// [`Workspace::solve`]): small enough to leave Newton's convergence quadratic in practice,
 /// large enough to keep redundant constraint sets factorizable in double precision.
 pub const REGULARIZATION: f64 = 1e-10;
+
+/// Largest rotation [rad] a single Newton correction may apply to a node (larger ones are
+/// scaled down): well below π, where the exponential map aliases.
+const MAX_ROTATION_STEP: f64 = 0.5;
+
+/// A residual plateau is accepted as converged only within this factor of the tolerance.
+const PLATEAU_FACTOR: f64 = 1e4;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;
