@@ -37,6 +37,22 @@
 //! angular_velocity = [0, 0, 0]    # [rad/s] in the inertial frame, default 0
 //! kind = "frame"                  # "frame" (default) or "point"
 //!
+//! [[nodes]]
+//! name = "tip"
+//! position = [0.3, 0, 0]
+//!
+//! [[beam_lines]]                  # optional: mesh a straight beam into `beam` elements
+//! name = "rod"                    # generates nodes rod_n1 … and elements rod_e1 …
+//! from = "crank"                  # existing frame nodes
+//! to = "tip"
+//! elements = 4                    # number of elements
+//! E = 210e9                       # every other key: `beam` parameter
+//! nu = 0.3
+//! A = 2.2e-4
+//! I2 = 4.1e-9
+//! I3 = 4.1e-9
+//! rho = 7850.0
+//!
 //! [[elements]]
 //! type = "revolute_joint"         # registered element type
 //! name = "hinge"                  # unique

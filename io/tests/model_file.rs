@@ -807,3 +807,22 @@ fn rejects_wrong_value_types() {
         &["element `crank_mass`", "parameter `nodes`", "node names"],
     );
 }
+
+#[test]
+fn rejects_beam_line_without_beam_element() {
+    // This test binary registers no `beam` type: a beam line names it, the file and the line.
+    let text = format!(
+        "{BASE}\n[[beam_lines]]\nname = \"rod\"\nfrom = \"ground\"\nto = \"crank\"\nelements = 2\nE = 1.0\n"
+    );
+    let msg = toml_err(&text);
+    let line = line_of(&text, "[[beam_lines]]");
+    assert_has(
+        &msg,
+        &[
+            &format!("model.toml:{line}:"),
+            "beam line `rod`",
+            "element type `beam` is not registered",
+            "building element `rod_e1`",
+        ],
+    );
+}
