@@ -1,10 +1,12 @@
 //! Helpers shared by the joint build functions: parameter parsing and validation, node checks,
 //! frame construction.
 
+use super::constraint::{BilateralConstraint, BilateralJoint};
 use nalgebra::{Matrix3, Vector3};
+use saltus_core::element::Element;
 use saltus_core::model::BuildError;
 use saltus_core::node::{NodeDef, NodeId, NodeKind};
-use saltus_core::registry::{parse_params, ElementDef};
+use saltus_core::registry::{parse_params, BuildCx, ElementDef};
 
 /// Deserialize parameters, accepting a missing (`null`) parameter table as `{}`.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<T, BuildError> {
@@ -130,6 +132,26 @@ pub(crate) fn rotation(def: &NodeDef) -> Matrix3<f64> {
 /// Convert a `[f64; 3]` parameter.
 pub(crate) fn v3(a: [f64; 3]) -> Vector3<f64> {
     Vector3::from(a)
+}
+
+/// `from_initial` constructor of a two-frame-node joint located by an anchor and an axis
+/// (element name, nodes, node ids, anchor \[m\], axis; inertial frame, initial states).
+pub(crate) type AnchorAxisConstructor<C> =
+    fn(&str, &[NodeDef], NodeId, NodeId, Vector3<f64>, Vector3<f64>) -> Result<C, BuildError>;
+
+/// Shared build function body of the anchor-and-axis joints (revolute, prismatic): resolve two
+/// frame nodes, default the anchor to node 2's initial position, construct and wrap.
+pub(crate) fn build_anchor_axis<C: BilateralConstraint + 'static>(
+    def: &ElementDef,
+    cx: &BuildCx<'_>,
+    anchor: Option<[f64; 3]>,
+    axis: [f64; 3],
+    constructor: AnchorAxisConstructor<C>,
+) -> Result<Box<dyn Element>, BuildError> {
+    let ids = cx.resolve_nodes(def, &[Some(NodeKind::Frame); 2])?;
+    let anchor = anchor.map(v3).unwrap_or(cx.nodes[ids[1].index()].initial.x);
+    let c = constructor(&def.name, cx.nodes, ids[0], ids[1], anchor, v3(axis))?;
+    Ok(Box::new(BilateralJoint::from_constraint(c)?))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Revolute (hinge) joint between two frame nodes (contact-elements.md §2.3, nsga.md §11.2).
 
-use super::common::{distinct, finite_vec, node, parse, perpendicular, rotation, unit_axis, v3};
+use super::common::{
+    build_anchor_axis, distinct, finite_vec, node, parse, perpendicular, rotation, unit_axis,
+};
 use super::constraint::{
     BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar,
 };
@@ -161,21 +163,14 @@ impl RevoluteJoint {
 }
 
 fn build(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {
-    let ids = cx.resolve_nodes(def, &KINDS.map(Some))?;
     let spec: RevoluteSpec = parse(def)?;
-    let anchor = spec
-        .anchor
-        .map(v3)
-        .unwrap_or(cx.nodes[ids[1].index()].initial.x);
-    let c = RevoluteConstraint::from_initial(
-        &def.name,
-        cx.nodes,
-        ids[0],
-        ids[1],
-        anchor,
-        v3(spec.axis),
-    )?;
-    Ok(Box::new(BilateralJoint::from_constraint(c)?))
+    build_anchor_axis(
+        def,
+        cx,
+        spec.anchor,
+        spec.axis,
+        RevoluteConstraint::from_initial,
+    )
 }
 
 saltus_core::register_element! {
