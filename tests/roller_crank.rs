@@ -6,106 +6,20 @@
 //! crank speed 4 rad/s about Z, roller spin 8 rad/s counter-clockwise; h = 1e-3 s, ρ∞ = 0,
 //! T = 2 s. The thesis gives the layout only in a figure: here the crank pivot is at the roller
 //! centre's height (0, r) and the crank starts vertical (θ = 90°), so the mechanism starts as an
-//! offset-free slider–crank whose "slider" is the roller. Checked: it runs stably to T with the
+//! offset-free slider–crank whose "slider" is the roller (the model is shared with
+//! `tests/roller_crank_flexible.rs`, see `tests/roller_crank_model`). Checked: it runs stably to T with the
 //! contact enforced exactly (no penetration while closed, joints to 1e-10), and the Newton
 //! counts are of the thesis' order (max 1/3/2, mean 1/2/1).
 
-use saltus::elements::body::RigidBody;
-use saltus::elements::contact::plane::PlaneContact;
-use saltus::elements::joints::RevoluteJoint;
+mod roller_crank_model;
+
+use roller_crank_model::{roller_crank_model, Rod};
 use saltus::prelude::*;
 
 #[test]
 fn roller_crank_runs_with_exact_contact_and_few_iterations() {
-    let (lc, lr, r): (f64, f64, f64) = (0.1, 0.3, 0.05);
-    let (wc, wr) = (4.0, 8.0);
-    let mut model = Model::new();
-    let pivot = Vector3::new(0.0, r, 0.0);
-    let pin = pivot + Vector3::new(0.0, lc, 0.0);
-    let roller_x = (lr * lr - lc * lc).sqrt();
-    let wrist = Vector3::new(roller_x, r, 0.0);
-    let ground = model
-        .add_node(NodeDef::frame("ground", pivot).fixed())
-        .unwrap();
-    // Crank spinning at ωc about z: its centre moves at ωc × (centre − pivot).
-    let crank_c = pivot + Vector3::new(0.0, lc / 2.0, 0.0);
-    let wz = Vector3::new(0.0, 0.0, wc);
-    let crank = model
-        .add_node(
-            NodeDef::frame("crank", crank_c)
-                .velocity(wz.cross(&(crank_c - pivot)))
-                .angular_velocity(wz),
-        )
-        .unwrap();
-    // Rod and roller: start with the crank pin's velocity shared by the rod (rod rotation from
-    // the slider–crank kinematics at θ = 90°: the roller is at rest in x, rod turns at −ωc lc x/(…)).
-    let v_pin = wz.cross(&(pin - pivot));
-    let rod_dir = wrist - pin;
-    // Rod angular velocity ω_r z such that the wrist velocity is horizontal: v_wrist = v_pin + ω_r z × rod_dir, y-component 0.
-    let omega_rod = -v_pin.y / rod_dir.x;
-    let rod_c = 0.5 * (pin + wrist);
-    let w_rod = Vector3::new(0.0, 0.0, omega_rod);
-    let v_rod = v_pin + w_rod.cross(&(rod_c - pin));
-    let v_wrist = v_pin + w_rod.cross(&rod_dir);
-    let rod = model
-        .add_node(
-            NodeDef::frame("rod", rod_c)
-                .velocity(v_rod)
-                .angular_velocity(w_rod),
-        )
-        .unwrap();
-    let roller = model
-        .add_node(
-            NodeDef::frame("roller", wrist)
-                .velocity(v_wrist)
-                .angular_velocity(Vector3::new(0.0, 0.0, wr)),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "crank",
-            RigidBody::principal(crank, 0.12, Vector3::new(0.002, 0.002, 0.002)).unwrap(),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "rod",
-            RigidBody::principal(rod, 0.3, Vector3::new(0.002, 0.002, 0.002)).unwrap(),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "roller",
-            RigidBody::principal(roller, 0.1, Vector3::new(0.001, 0.001, 0.001)).unwrap(),
-        )
-        .unwrap();
-    let z = Vector3::z();
-    model
-        .add_element(
-            "bearing",
-            RevoluteJoint::new(model.nodes(), ground, crank, pivot, z).unwrap(),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "crank_pin",
-            RevoluteJoint::new(model.nodes(), crank, rod, pin, z).unwrap(),
-        )
-        .unwrap();
-    // With the planar revolute chain, the contact's out-of-plane stick row repeats a joint row
-    // whenever the roller sticks: a redundant constraint set, handled by the solver's
-    // regularized Jacobian (solvers::assembler::Workspace::solve).
-    model
-        .add_element(
-            "wrist_pin",
-            RevoluteJoint::new(model.nodes(), rod, roller, wrist, z).unwrap(),
-        )
-        .unwrap();
-    let contact = PlaneContact::sphere(roller, r, Vector3::zeros(), Vector3::y())
-        .unwrap()
-        .friction(0.1);
-    model.add_element("ground_contact", contact).unwrap();
-
+    // V05: rigid rod, no rolling resistance (model in tests/roller_crank_model).
+    let mut model = roller_crank_model(Rod::Rigid, 0.0);
     let opts = NsgaOptions {
         h: 1e-3,
         t_end: 2.0,

@@ -53,40 +53,17 @@
 //! therefore runs with `adaptive` (that one step retried as two half steps); the flexible model
 //! runs without it and needs no halving.
 
-use saltus::elements::beam::{BeamBuilder, BeamSpec};
-use saltus::elements::body::RigidBody;
-use saltus::elements::contact::plane::PlaneContact;
-use saltus::elements::joints::RevoluteJoint;
+mod roller_crank_model;
+
+use roller_crank_model::{roller_crank_model, Rod, AREA, E, INERTIA, LC, LR, MU, R, RHO};
 use saltus::prelude::*;
 use std::f64::consts::PI;
 
-/// Crank length, rod length, roller radius [m].
-const LC: f64 = 0.1;
-const LR: f64 = 0.3;
-const R: f64 = 0.05;
-/// Initial crank speed and roller spin [rad/s].
-const WC: f64 = 4.0;
-const WR: f64 = 8.0;
-/// Friction coefficient and rolling-resistance length [m].
-const MU: f64 = 0.1;
+/// Rolling-resistance length [m] (V06).
 const ROLLING: f64 = 0.01;
-/// Flexible rod: Young's modulus [Pa], Poisson ratio, density [kg/m³], area [m²], second
-/// moment of area [m⁴], number of elements.
-const E: f64 = 4.14e9;
-const NU: f64 = 0.3;
-const RHO: f64 = 7850.0;
-const AREA: f64 = 1.1323e-4;
-const INERTIA: f64 = 1.0685e-9;
-const N_EL: usize = 8;
 const G: f64 = 9.8;
 const H: f64 = 1e-3;
 const T_END: f64 = 2.0;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Rod {
-    Rigid,
-    Flexible,
-}
 
 /// Recorded histories of one run.
 struct Run {
@@ -110,127 +87,13 @@ struct Run {
 
 /// The roller–crank with a rigid or flexible rod; `adaptive` allows step halving.
 fn simulate(rod: Rod, adaptive: bool) -> Run {
-    let mut model = Model::new();
-    let pivot = Vector3::new(0.0, R, 0.0);
-    let pin = pivot + Vector3::new(0.0, LC, 0.0);
-    let wrist = Vector3::new((LR * LR - LC * LC).sqrt(), R, 0.0);
-    let ground = model
-        .add_node(NodeDef::frame("ground", pivot).fixed())
-        .unwrap();
-    let crank_c = pivot + Vector3::new(0.0, LC / 2.0, 0.0);
-    let wz = Vector3::new(0.0, 0.0, WC);
-    let crank = model
-        .add_node(
-            NodeDef::frame("crank", crank_c)
-                .velocity(wz.cross(&(crank_c - pivot)))
-                .angular_velocity(wz),
-        )
-        .unwrap();
-    // Rigid slider–crank velocities at θ = 90° (as tests/roller_crank.rs): the rod turns so
-    // that the wrist moves horizontally.
-    let v_pin = wz.cross(&(pin - pivot));
-    let rod_dir = wrist - pin;
-    let w_rod = Vector3::new(0.0, 0.0, -v_pin.y / rod_dir.x);
-    let v_wrist = v_pin + w_rod.cross(&rod_dir);
-    // Rod end nodes (the same node for the rigid rod): crank pin side, roller side.
+    let mut model = roller_crank_model(rod, ROLLING);
+    let id = |name: &str| model.node_id(name).unwrap();
+    let (crank, roller) = (id("crank"), id("roller"));
     let (rod_a, rod_b) = match rod {
-        Rod::Rigid => {
-            let rod_c = 0.5 * (pin + wrist);
-            let id = model
-                .add_node(
-                    NodeDef::frame("rod", rod_c)
-                        .velocity(v_pin + w_rod.cross(&(rod_c - pin)))
-                        .angular_velocity(w_rod),
-                )
-                .unwrap();
-            (id, id)
-        }
-        Rod::Flexible => {
-            let a = model
-                .add_node(
-                    NodeDef::frame("rod_a", pin)
-                        .velocity(v_pin)
-                        .angular_velocity(w_rod),
-                )
-                .unwrap();
-            let b = model
-                .add_node(
-                    NodeDef::frame("rod_b", wrist)
-                        .velocity(v_wrist)
-                        .angular_velocity(w_rod),
-                )
-                .unwrap();
-            (a, b)
-        }
+        Rod::Rigid => (id("rod"), id("rod")),
+        Rod::Flexible => (id("rod_a"), id("rod_b")),
     };
-    let roller = model
-        .add_node(
-            NodeDef::frame("roller", wrist)
-                .velocity(v_wrist)
-                .angular_velocity(Vector3::new(0.0, 0.0, WR)),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "crank",
-            RigidBody::principal(crank, 0.12, Vector3::new(0.002, 0.002, 0.002)).unwrap(),
-        )
-        .unwrap();
-    match rod {
-        Rod::Rigid => {
-            model
-                .add_element(
-                    "rod",
-                    RigidBody::principal(rod_a, 0.3, Vector3::new(0.002, 0.002, 0.002)).unwrap(),
-                )
-                .unwrap();
-        }
-        Rod::Flexible => {
-            let spec = BeamSpec {
-                i2: INERTIA,
-                i3: INERTIA,
-                torsion_constant: Some(2.0 * INERTIA),
-                ..BeamSpec::circular(E, NU, RHO, (AREA / PI).sqrt())
-            };
-            // Intermediate nodes: linear interpolation of the end velocities (exact rigid
-            // motion of the straight rod).
-            let line = BeamBuilder::new("rod", spec)
-                .line(&mut model, rod_a, rod_b, N_EL)
-                .unwrap();
-            assert_eq!(line.nodes.len(), N_EL + 1);
-        }
-    }
-    model
-        .add_element(
-            "roller",
-            RigidBody::principal(roller, 0.1, Vector3::new(0.001, 0.001, 0.001)).unwrap(),
-        )
-        .unwrap();
-    let z = Vector3::z();
-    model
-        .add_element(
-            "bearing",
-            RevoluteJoint::new(model.nodes(), ground, crank, pivot, z).unwrap(),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "crank_pin",
-            RevoluteJoint::new(model.nodes(), crank, rod_a, pin, z).unwrap(),
-        )
-        .unwrap();
-    model
-        .add_element(
-            "wrist_pin",
-            RevoluteJoint::new(model.nodes(), rod_b, roller, wrist, z).unwrap(),
-        )
-        .unwrap();
-    let contact = PlaneContact::sphere(roller, R, Vector3::zeros(), Vector3::y())
-        .unwrap()
-        .friction(MU)
-        .resistance(ROLLING, 0.0);
-    model.add_element("ground_contact", contact).unwrap();
-
     let opts = NsgaOptions {
         h: H,
         t_end: T_END,
