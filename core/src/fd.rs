@@ -11,16 +11,6 @@ use crate::lie;
 use crate::node::{NodeKind, NodeState};
 use nalgebra::{DMatrix, DVector, Matrix3, UnitQuaternion, Vector3, Vector6};
 
-/// Evaluate `element` at `cx.level` ([`Element::evaluate`]).
-pub fn evaluate(
-    element: &dyn Element,
-    cx: &StepCx,
-    s: &LocalState<'_>,
-    out: &mut LocalSystem<'_>,
-) -> Result<(), ElementError> {
-    element.evaluate(cx, s, out)
-}
-
 /// Small deterministic generator (xorshift64*) so checks are reproducible without a
 /// dependency.
 #[derive(Clone, Debug)]
@@ -237,7 +227,7 @@ pub fn eval_local(
             hessian: h.view_mut((0, 0), (n, n)),
             reference: 0.0,
         };
-        evaluate(element, cx, &s, &mut out)?;
+        element.evaluate(cx, &s, &mut out)?;
     }
     Ok((r, h))
 }

@@ -1563,7 +1563,7 @@ mod tests {
             hessian: h.view_mut((0, 0), (n, n)),
             reference: 0.0,
         };
-        saltus_core::fd::evaluate(e, cx, &s, &mut out).unwrap();
+        e.evaluate(cx, &s, &mut out).unwrap();
         r
     }
 

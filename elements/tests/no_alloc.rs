@@ -10,7 +10,7 @@
 
 use nalgebra::{DMatrix, DVector};
 use saltus_core::element::{Element, Level, LocalState, LocalSystem, OutputState};
-use saltus_core::fd::{evaluate, test_cx, LocalFixture, Rng};
+use saltus_core::fd::{test_cx, LocalFixture, Rng};
 use saltus_core::node::{NodeDef, NodeKind};
 use saltus_core::registry::{element_kinds, BuildCx, ElementDef, ElementKind};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -150,7 +150,7 @@ fn level_allocations(
     let (results, allocs, frees) = counted(|| {
         let mut ok = true;
         for _ in 0..repeat {
-            ok &= evaluate(element, &cx, &s, &mut out).is_ok();
+            ok &= element.evaluate(&cx, &s, &mut out).is_ok();
         }
         ok
     });

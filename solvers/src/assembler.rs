@@ -7,7 +7,6 @@
 use crate::error::SolveError;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 use saltus_core::assembly::{LevelSystem, NodeNumbering};
-use saltus_core::fd::evaluate;
 use saltus_core::linear::SparseLu;
 use saltus_core::{
     Level, LocalState, LocalSystem, Model, NodeKind, NodeState, OutputState, StepCx,
@@ -210,15 +209,15 @@ impl Workspace {
                 hessian: h_loc.view_mut((0, 0), (n, n)),
                 reference: 0.0,
             };
-            evaluate(element.as_ref(), cx, &state, &mut out).map_err(|source| {
-                SolveError::Element {
+            element
+                .evaluate(cx, &state, &mut out)
+                .map_err(|source| SolveError::Element {
                     step,
                     t: cx.t,
                     level: cx.level,
                     element: model.element_names()[ie].clone(),
                     source,
-                }
-            })?;
+                })?;
             let extra = out.reference;
             let rn = r_loc.rows(0, n).norm();
             if !rn.is_finite() || h_loc.view((0, 0), (n, n)).iter().any(|v| !v.is_finite()) {
