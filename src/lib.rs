@@ -33,8 +33,9 @@ pub use saltus_solvers as solvers;
 pub mod prelude {
     pub use nalgebra::{Matrix3, UnitQuaternion, Vector3};
     pub use saltus_core::{
-        BuildError, Element, ElementDef, ElementId, Level, Levels, MemorySink, Model, NodeDef,
-        NodeId, NodeKind, NodeState, ResultSink,
+        BuildError, Element, ElementDef, ElementError, ElementId, Energy, Force, ForceTerms,
+        Inertia, Level, Levels, MemorySink, Model, NodeDef, NodeId, NodeKind, NodeState,
+        OutputSpec, OutputState, PhysicsState, ResultSink,
     };
     pub use saltus_solvers::{
         solve_static, Nsga, NsgaOptions, RunSummary, SolveError, StaticOptions,

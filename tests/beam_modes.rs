@@ -26,7 +26,7 @@
 
 use nalgebra::{DMatrix, DVector};
 use saltus::core::assembly::FIXED;
-use saltus::core::StepCx;
+use saltus::core::{InertiaTerm, StepCx};
 use saltus::elements::beam::{BeamBuilder, BeamLine, BeamSpec};
 use saltus::prelude::*;
 use saltus::solvers::assembler::Workspace;
@@ -107,6 +107,9 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         dvdot_dv: 0.0,
         dv_dv: 0.0,
         force_weight: 1.0,
+        inertia: InertiaTerm::None,
+        force_difference: false,
+        load_factor: 1.0,
     };
     let r = ws.assemble(model, &base, 0).unwrap();
     // Stress-free initial configuration: the residual vanishes to round-off.
@@ -118,6 +121,7 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         dq_dv: 0.0,
         dvdot_dv: 1.0,
         dv_dv: 0.0,
+        inertia: InertiaTerm::Acceleration,
         ..base
     };
     ws.assemble(model, &mass_cx, 0).unwrap();

@@ -88,7 +88,7 @@ impl LevelSystem {
         let mut active = Vec::with_capacity(elements.len());
         let mut n_mult = 0;
         for e in elements {
-            let on = e.levels().contains(level);
+            let on = crate::stage::participates(e.as_ref(), level);
             let m = if on { e.n_mult(level) } else { 0 };
             mult_range.push((n_mult, m));
             active.push(on);

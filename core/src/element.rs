@@ -1,27 +1,28 @@
-//! The three-level `Element` trait (spec `nsga.md` §11) and the local views it works on.
+//! The [`Element`] trait (spec `nsga.md` §11) and the local views it works on.
 //!
-//! An element reads a gathered [`LocalState`] of its own nodes (in the order of
+//! An element states its physics through the interfaces of [`crate::physics`] ([`Element::as_force`],
+//! [`Element::as_inertia`]); the stage assembly ([`crate::stage`], which holds the level table)
+//! turns them into each stage's residual and Hessian. The raw per-level methods
+//! ([`Element::smooth`], [`Element::position`], [`Element::velocity`], [`Element::static_eq`])
+//! remain as an escape hatch for elements the interfaces do not cover yet.
+//!
+//! A raw level method reads a gathered [`LocalState`] of its own nodes (in the order of
 //! [`Element::nodes`]) and its own multipliers, and **adds** into a pre-zeroed
 //! [`LocalSystem`]: a residual vector and its Hessian (iteration matrix). It never sees
 //! global indices. Local unknown order: the nodes' unknowns in node order (frame node:
 //! `[δx(3), δΘ(3)]`, point node: `[δx(3)]`), then the element's multipliers of that level.
 //!
 //! Sign convention (spec §4–§6): residual = inertia − forces − constraint forces; the solver
-//! solves `S Δ = −r`. Hessian columns are derivatives with respect to the level's unknown:
-//!
-//! | level | node unknown `u` | configuration moves as | velocity | acceleration |
-//! |---|---|---|---|---|
-//! | smooth | `ṽ` | `dq = dq_dv · T du` | `dv = du` | `dv̇ = dvdot_dv du` |
-//! | position | `U` | `dq = T du` | – | – |
-//! | velocity | `W` | frozen | `dv = du` | – |
-//! | static | `U` | `dq = T du` | – | – |
-//!
-//! where for rotational unknowns `dq = T du` means the material variation `δΘ = T δu` with the
-//! per-node [`LocalState::rot_tangent`] `T` (identity for translations). Elements compute
-//! configuration derivatives with respect to material variations `δR = R hat(δΘ)` and multiply
-//! their rotational columns by `T` (see [`LocalState::rot_tangent`]).
+//! solves `S Δ = −r`. Hessian columns are derivatives with respect to the level's unknown `u`:
+//! the configuration moves as `dq = dq_dv · T du`, the velocity as `dv = dv_dv du` and the
+//! acceleration as `dv̇ = dvdot_dv du` (factors in [`StepCx`], values per level in
+//! [`crate::stage`]), where for rotational unknowns `dq = T du` means the material variation
+//! `δΘ = T δu` with the per-node [`LocalState::rot_tangent`] `T` (identity for translations).
+//! Raw elements compute configuration derivatives with respect to material variations
+//! `δR = R hat(δΘ)` and multiply their rotational columns by `T`.
 
 use crate::node::{NodeId, NodeKind, NodeState};
+use crate::physics::{Force, Inertia};
 use nalgebra::{DMatrixViewMut, DVectorViewMut, Matrix3, Vector3, Vector6};
 use std::fmt;
 
@@ -130,11 +131,43 @@ pub struct StepCx {
     /// Weight of the force difference in the correction residuals: `h²/2` (position, spec §5),
     /// `h` (velocity, §6); 1 for smooth and static.
     pub force_weight: f64,
+    /// Inertia term of the stage: `M v̇` (smooth), `M u` (corrections) or none (static).
+    pub inertia: InertiaTerm,
+    /// Whether forces enter as the difference `f − f(q̃, ṽ)` from the converged smooth state
+    /// (position and velocity corrections, spec §5–§6).
+    pub force_difference: bool,
+    /// Factor on external loads and gravity: 1 in dynamics, the load step in statics.
+    pub load_factor: f64,
+}
+
+/// The inertia term a stage assembles (see [`crate::stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InertiaTerm {
+    /// No inertia (static equilibrium).
+    None,
+    /// `M v̇` with `∂v̇/∂u = dvdot_dv` (smooth motion).
+    Acceleration,
+    /// `M u`, the mass times the stage's node increment (`U` or `W`, corrections).
+    Increment,
+}
+
+impl StepCx {
+    /// Inertia term and force-difference flag of the NSGA level `level` (module table of
+    /// [`crate::stage`]).
+    pub fn level_terms(level: Level) -> (InertiaTerm, bool) {
+        match level {
+            Level::Smooth => (InertiaTerm::Acceleration, false),
+            Level::Position | Level::Velocity => (InertiaTerm::Increment, true),
+            Level::Static => (InertiaTerm::None, false),
+        }
+    }
 }
 
 /// Read-only gathered view of an element's nodes and multipliers (spec §11.1).
 #[derive(Clone, Copy, Debug)]
 pub struct LocalState<'a> {
+    /// Node kinds, in local order.
+    pub kinds: &'a [NodeKind],
     /// Current iterate of this level: `(q̃, ṽ, v̇̃)` smooth, `(q̃⊕U, ṽ)` position, `(q, ṽ+W)` velocity.
     pub nodes: &'a [NodeState],
     /// Converged state at `t_n` (`q_n`, `v_n`): Newton impact law, incremental rotations.
@@ -218,8 +251,9 @@ pub enum ElementError {
 
 /// A finite element of a flexible multibody model (spec §11).
 ///
-/// Implementors override the level methods listed by [`Element::levels`]. Every method adds into
-/// `out` (pre-zeroed). Multipliers are element-owned unknowns whose number per level is fixed
+/// An element states what it is through [`Element::as_force`] and [`Element::as_inertia`]
+/// (the stage assembly does the rest), or, as an escape hatch, overrides the raw level methods
+/// listed by [`Element::levels`]. Every raw method adds into `out` (pre-zeroed). Multipliers are element-owned unknowns whose number per level is fixed
 /// ([`Element::n_mult`]); an inactive constraint keeps its unknown with the gap row
 /// `−k²/p · λ` so the sparsity pattern never changes with the active set (spec §7).
 pub trait Element: Send + Sync + fmt::Debug {
@@ -227,8 +261,19 @@ pub trait Element: Send + Sync + fmt::Debug {
     fn type_name(&self) -> &'static str;
     /// The element's nodes in local order.
     fn nodes(&self) -> &[NodeId];
-    /// Levels this element contributes to.
-    fn levels(&self) -> Levels;
+    /// The element's applied forces, if it has any ([`crate::physics::Force`]).
+    fn as_force(&self) -> Option<&dyn Force> {
+        None
+    }
+    /// The element's inertia, if it has any ([`crate::physics::Inertia`]).
+    fn as_inertia(&self) -> Option<&dyn Inertia> {
+        None
+    }
+    /// Levels at which the raw level methods contribute (none by default: physics-interface
+    /// elements contribute through [`crate::stage`]).
+    fn levels(&self) -> Levels {
+        Levels::NONE
+    }
     /// Multipliers owned at `level` (must not depend on the state).
     fn n_mult(&self, _level: Level) -> usize {
         0
@@ -302,9 +347,9 @@ pub trait Element: Send + Sync + fmt::Debug {
         Energy::default()
     }
     /// Mass carried by this element [kg], used for the characteristic mass of the multiplier
-    /// scaling (spec §10: `k_p = p_p = m`).
+    /// scaling (spec §10: `k_p = p_p = m`). Default: the total mass of [`Element::as_inertia`].
     fn mass(&self) -> f64 {
-        0.0
+        self.as_inertia().map_or(0.0, |i| i.total_mass())
     }
     /// Node kinds this element requires, checked when the model is assembled.
     fn node_kinds(&self) -> Vec<Option<NodeKind>> {

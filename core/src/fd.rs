@@ -9,6 +9,7 @@
 use crate::element::{Element, ElementError, Level, LocalState, LocalSystem, StepCx};
 use crate::lie;
 use crate::node::{NodeKind, NodeState};
+use crate::stage::{evaluate_element, Scratch};
 use nalgebra::{DMatrix, DVector, Matrix3, UnitQuaternion, Vector3, Vector6};
 
 /// Small deterministic generator (xorshift64*) so checks are reproducible without a
@@ -194,6 +195,26 @@ impl FdReport {
     }
 }
 
+/// Residual and Hessian of `element` at the stage `cx` on an explicit local state, through the
+/// stage assembly (allocates; for tests and checks).
+pub fn evaluate(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+) -> Result<(DVector<f64>, DMatrix<f64>), ElementError> {
+    let n = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
+    let mut r = DVector::zeros(n);
+    let mut h = DMatrix::zeros(n, n);
+    let mut out = LocalSystem {
+        residual: r.rows_mut(0, n),
+        hessian: h.view_mut((0, 0), (n, n)),
+        reference: 0.0,
+    };
+    let mut scratch = Scratch::new(s.nodes.len(), n);
+    evaluate_element(element, cx, s, &mut out, &mut scratch)?;
+    Ok((r, h))
+}
+
 /// Evaluate residual (and Hessian) of `element` at `level` for the fixture with node increments
 /// `incr` and multipliers `mult`.
 pub fn eval_local(
@@ -210,6 +231,7 @@ pub fn eval_local(
     let mut h = DMatrix::zeros(n, n);
     {
         let s = LocalState {
+            kinds: &fx.kinds,
             nodes: &nodes,
             prev: &fx.prev,
             smooth: if cx.level == Level::Smooth {
@@ -227,7 +249,8 @@ pub fn eval_local(
             hessian: h.view_mut((0, 0), (n, n)),
             reference: 0.0,
         };
-        element.evaluate(cx, &s, &mut out)?;
+        let mut scratch = Scratch::new(fx.kinds.len(), n);
+        evaluate_element(element, cx, &s, &mut out, &mut scratch)?;
     }
     Ok((r, h))
 }
@@ -326,6 +349,17 @@ fn eval_smooth_aware(
     eval_local(element, cx, &shifted, incr, mult)
 }
 
+/// Representative contexts of every stage of every built-in scheme, with their names
+/// (`"nsga/smooth"`, …, `"static"`): the stages a finite-difference check must cover.
+pub fn stage_contexts() -> Vec<(&'static str, StepCx)> {
+    vec![
+        ("nsga/smooth", test_cx(Level::Smooth)),
+        ("nsga/position", test_cx(Level::Position)),
+        ("nsga/velocity", test_cx(Level::Velocity)),
+        ("static", test_cx(Level::Static)),
+    ]
+}
+
 /// A representative context for `level`: `h = 1e-2`, `ρ∞ = 0.8` coefficients, unit scalings
 /// except `k ≠ p` (catches swapped factors), gravity along −z.
 pub fn test_cx(level: Level) -> StepCx {
@@ -345,6 +379,7 @@ pub fn test_cx(level: Level) -> StepCx {
         Level::Velocity => (0.0, 0.0, 1.0, h),
         Level::Static => (1.0, 0.0, 0.0, 1.0),
     };
+    let (inertia, force_difference) = StepCx::level_terms(level);
     StepCx {
         level,
         t: 0.37,
@@ -357,5 +392,9 @@ pub fn test_cx(level: Level) -> StepCx {
         dvdot_dv,
         dv_dv,
         force_weight,
+        inertia,
+        force_difference,
+        // A load factor ≠ 1 at the static level catches loads that ignore it.
+        load_factor: if level == Level::Static { 0.37 } else { 1.0 },
     }
 }

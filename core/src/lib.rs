@@ -12,13 +12,16 @@ pub mod linear;
 pub mod model;
 pub mod node;
 pub mod output;
+pub mod physics;
 pub mod registry;
+pub mod stage;
 
 pub use element::{
-    Element, ElementError, Energy, Level, Levels, LocalState, LocalSystem, OutputSpec, OutputState,
-    StepCx,
+    Element, ElementError, Energy, InertiaTerm, Level, Levels, LocalState, LocalSystem, OutputSpec,
+    OutputState, StepCx,
 };
 pub use model::{BuildError, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 pub use output::{MemorySink, OutputLayout, ResultSink, SinkError, StepRecord, StepStats};
+pub use physics::{Force, ForceTerms, Inertia, PhysicsState};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

@@ -299,7 +299,7 @@ impl Model {
     pub fn validate(&self) -> Result<(), BuildError> {
         let mut has_inertia = vec![false; self.nodes.len()];
         for e in &self.elements {
-            if e.mass() > 0.0 && e.levels().contains(Level::Velocity) {
+            if e.mass() > 0.0 && crate::stage::participates(e.as_ref(), Level::Velocity) {
                 for id in e.nodes() {
                     has_inertia[id.index()] = true;
                 }

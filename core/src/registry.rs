@@ -178,45 +178,70 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<
     })
 }
 
+/// An [`BuildError::InvalidParameter`] for `parameter` of `element` (its name, or
+/// `<type_name>` for an element built in code).
+pub fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> BuildError {
+    BuildError::InvalidParameter {
+        element: element.to_string(),
+        parameter: parameter.to_string(),
+        message: message.into(),
+    }
+}
+
 /// Check that a parameter is finite and strictly positive.
-pub fn require_positive(def: &ElementDef, parameter: &str, value: f64) -> Result<(), BuildError> {
+pub fn check_positive(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
     if value.is_finite() && value > 0.0 {
-        Ok(())
+        Ok(value)
     } else {
-        Err(BuildError::InvalidParameter {
-            element: def.name.clone(),
-            parameter: parameter.to_string(),
-            message: format!("must be finite and > 0, got {value}"),
-        })
+        Err(invalid(
+            element,
+            parameter,
+            format!("must be finite and > 0, got {value}"),
+        ))
     }
 }
 
 /// Check that a parameter is finite and non-negative.
+pub fn check_non_negative(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(invalid(
+            element,
+            parameter,
+            format!("must be finite and >= 0, got {value}"),
+        ))
+    }
+}
+
+/// Check that every value of a parameter is finite.
+pub fn check_finite(element: &str, parameter: &str, values: &[f64]) -> Result<(), BuildError> {
+    if values.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(invalid(
+            element,
+            parameter,
+            format!("must be finite, got {values:?}"),
+        ))
+    }
+}
+
+/// [`check_positive`] for a model-file entry.
+pub fn require_positive(def: &ElementDef, parameter: &str, value: f64) -> Result<(), BuildError> {
+    check_positive(&def.name, parameter, value).map(|_| ())
+}
+
+/// [`check_non_negative`] for a model-file entry.
 pub fn require_non_negative(
     def: &ElementDef,
     parameter: &str,
     value: f64,
 ) -> Result<(), BuildError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(())
-    } else {
-        Err(BuildError::InvalidParameter {
-            element: def.name.clone(),
-            parameter: parameter.to_string(),
-            message: format!("must be finite and >= 0, got {value}"),
-        })
-    }
+    check_non_negative(&def.name, parameter, value).map(|_| ())
 }
 
-/// Check that every value of a parameter is finite.
+/// [`check_finite`] for a model-file entry.
 pub fn require_finite(def: &ElementDef, parameter: &str, values: &[f64]) -> Result<(), BuildError> {
-    if values.iter().all(|v| v.is_finite()) {
-        Ok(())
-    } else {
-        Err(BuildError::InvalidParameter {
-            element: def.name.clone(),
-            parameter: parameter.to_string(),
-            message: format!("must be finite, got {values:?}"),
-        })
-    }
+    check_finite(&def.name, parameter, values)
 }

@@ -9,26 +9,18 @@
 //! J Ω̇ + Ω × J Ω  = m_mat
 //! ```
 //!
-//! with the **constant** material mass matrix `M = diag(m I, J)`, so that `∂(M U)/∂q = 0` and
-//! `M(q) − M(q̃) = 0` in the correction levels (`nsga.md` §5, §6, §11.2).
-//!
-//! | level | residual `r` | Hessian `∂r/∂u` |
-//! |---|---|---|
-//! | smooth (§4) | `[m v̇ − m g ; J Ω̇ + Ω×JΩ]` | `dvdot_dv·diag(mI, J) + dv_dv·[0 ; hat(Ω)J − hat(JΩ)]` |
-//! | position (§5) | `[m U_x ; J U_Θ]` | `diag(mI, J)` |
-//! | velocity (§6) | `[m W_x ; J W_Θ + h(Ω×JΩ − Ω̃×JΩ̃)]` | `diag(mI, J + h(hat(Ω)J − hat(JΩ)))` |
-//! | static | `[−t m g ; 0]` | `0` |
-//!
-//! Gravity and the gyroscopic force do not change between `q̃` and `q` at fixed `ṽ`, so the
-//! position-level force difference vanishes; at velocity level only the gyroscopic term
-//! changes (`Ω = Ω̃ + W_Θ`). `h` is the context's `force_weight`.
+//! with the **constant** material mass matrix `M = diag(m I, J)` and the gyroscopic moment
+//! `−Ω × JΩ` as the inertial force ([`saltus_core::Inertia`]), and the weight `m g` as the
+//! applied force ([`saltus_core::Force`]). The stage assembly ([`saltus_core::stage`]) forms
+//! every stage's residual and Hessian from them.
 
+use nalgebra::DMatrixViewMut;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
-use saltus_core::lie::hat;
+use saltus_core::physics::{add_gyroscopic, rigid_mass_matrix};
 use saltus_core::registry::{parse_params, require_positive};
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Levels, LocalState,
-    LocalSystem, NodeId, NodeKind, OutputState, StepCx,
+    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, Inertia,
+    NodeId, NodeKind, OutputState, PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 
@@ -122,9 +114,7 @@ pub struct RigidBodySpec {
 /// Rigid body on one frame node placed at its centre of mass (`contact-elements.md` §2.1,
 /// `nsga.md` §4–§6, §11.2).
 ///
-/// Residuals (material form, units N and N m):
-/// smooth `[m v̇ − m g ; J Ω̇ + Ω×JΩ]`, position `[m U_x ; J U_Θ]`,
-/// velocity `[m W_x ; J W_Θ + h(Ω×JΩ − Ω̃×JΩ̃)]`, static `[−t m g ; 0]`
+/// Inertia `M = diag(m I, J)`, inertial force `[0 ; −Ω × JΩ]`, applied force `[m g ; 0]`
 /// (`m` \[kg\], `J` \[kg m²\] in the body frame, `g` \[m/s²\], `Ω` \[rad/s\] material).
 /// Energy: kinetic `½ m |v|² + ½ ΩᵀJΩ`, potential `−m g·x` \[J\].
 #[derive(Clone, Debug, PartialEq)]
@@ -183,11 +173,6 @@ impl RigidBody {
     pub fn inertia(&self) -> &Matrix3<f64> {
         &self.inertia
     }
-
-    /// Gyroscopic velocity tangent `∂(Ω×JΩ)/∂Ω = hat(Ω)J − hat(JΩ)`.
-    fn gyro_tangent(&self, omega: &Vector3<f64>) -> Matrix3<f64> {
-        hat(omega) * self.inertia - hat(&(self.inertia * omega))
-    }
 }
 
 /// Build a `rigid_body` from a model-file entry (one frame node).
@@ -221,6 +206,33 @@ saltus_core::register_element! {
     example_nodes: &[NodeKind::Frame],
 }
 
+impl Inertia for RigidBody {
+    fn total_mass(&self) -> f64 {
+        self.mass
+    }
+
+    fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
+        rigid_mass_matrix(self.mass, &self.inertia, 0, m);
+    }
+
+    fn inertial_force(
+        &self,
+        s: &PhysicsState<'_>,
+        out: &mut ForceTerms<'_>,
+    ) -> Result<(), ElementError> {
+        add_gyroscopic(&self.inertia, &s.nodes[0].omega, 0, s.tangents, out);
+        Ok(())
+    }
+}
+
+impl Force for RigidBody {
+    /// Weight `m g` on the centre of mass.
+    fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
+        out.add_force(0, &(self.mass * s.gravity));
+        Ok(())
+    }
+}
+
 impl Element for RigidBody {
     fn type_name(&self) -> &'static str {
         "rigid_body"
@@ -230,124 +242,16 @@ impl Element for RigidBody {
         &self.node
     }
 
-    fn levels(&self) -> Levels {
-        Levels::ALL
-    }
-
     fn node_kinds(&self) -> Vec<Option<NodeKind>> {
         vec![Some(NodeKind::Frame)]
     }
 
-    fn mass(&self) -> f64 {
-        self.mass
+    fn as_inertia(&self) -> Option<&dyn Inertia> {
+        Some(self)
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let n = &s.nodes[0];
-        let m = self.mass;
-        let j = &self.inertia;
-        let inertia_x = m * n.vdot;
-        let weight = m * cx.gravity;
-        let inertia_r = j * n.omegadot;
-        let gyro = n.omega.cross(&(j * n.omega));
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(0);
-            r += inertia_x - weight;
-        }
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(3);
-            r += inertia_r + gyro;
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
-            h += Matrix3::identity() * (cx.dvdot_dv * m);
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
-            h += j * cx.dvdot_dv + self.gyro_tangent(&n.omega) * cx.dv_dv;
-        }
-        out.reference += inertia_x.norm() + weight.norm() + inertia_r.norm() + gyro.norm();
-        Ok(())
-    }
-
-    fn position(
-        &self,
-        _cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let u = &s.incr[0];
-        let ux = u.fixed_rows::<3>(0).into_owned();
-        let ut = u.fixed_rows::<3>(3).into_owned();
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(0);
-            r += ux * self.mass;
-        }
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(3);
-            r += self.inertia * ut;
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
-            h += Matrix3::identity() * self.mass;
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
-            h += self.inertia;
-        }
-        Ok(())
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let w = &s.incr[0];
-        let wx = w.fixed_rows::<3>(0).into_owned();
-        let wt = w.fixed_rows::<3>(3).into_owned();
-        let j = &self.inertia;
-        let omega = s.nodes[0].omega;
-        let omega_s = s.smooth[0].omega;
-        let gyro = omega.cross(&(j * omega));
-        let gyro_s = omega_s.cross(&(j * omega_s));
-        let hw = cx.force_weight;
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(0);
-            r += wx * self.mass;
-        }
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(3);
-            r += j * wt + (gyro - gyro_s) * hw;
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
-            h += Matrix3::identity() * self.mass;
-        }
-        {
-            let mut h = out.hessian.fixed_view_mut::<3, 3>(3, 3);
-            h += j + self.gyro_tangent(&omega) * (hw * cx.dv_dv);
-        }
-        out.reference +=
-            (self.mass * wx).norm() + (j * wt).norm() + hw * (gyro.norm() + gyro_s.norm());
-        Ok(())
-    }
-
-    fn static_eq(
-        &self,
-        cx: &StepCx,
-        _s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mut r = out.residual.fixed_rows_mut::<3>(0);
-        r -= cx.gravity * (cx.t * self.mass);
-        Ok(())
+    fn as_force(&self) -> Option<&dyn Force> {
+        Some(self)
     }
 
     fn energy(&self, s: &OutputState<'_>) -> Energy {
@@ -370,7 +274,7 @@ pub struct PointMassSpec {
 
 /// Point mass on one point node (translational part of [`RigidBody`], `nsga.md` §4–§6, §11.2).
 ///
-/// Residuals \[N\]: smooth `m v̇ − m g`, position `m U`, velocity `m W`, static `−t m g`.
+/// Inertia `M = m I`, applied force `m g` \[N\].
 /// Energy: kinetic `½ m |v|²`, potential `−m g·x` \[J\].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PointMass {
@@ -412,6 +316,26 @@ saltus_core::register_element! {
     example_nodes: &[NodeKind::Point],
 }
 
+impl Inertia for PointMass {
+    fn total_mass(&self) -> f64 {
+        self.mass
+    }
+
+    fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
+        for i in 0..3 {
+            m[(i, i)] += self.mass;
+        }
+    }
+}
+
+impl Force for PointMass {
+    /// Weight `m g`.
+    fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
+        out.add_force(0, &(self.mass * s.gravity));
+        Ok(())
+    }
+}
+
 impl Element for PointMass {
     fn type_name(&self) -> &'static str {
         "point_mass"
@@ -421,65 +345,16 @@ impl Element for PointMass {
         &self.node
     }
 
-    fn levels(&self) -> Levels {
-        Levels::ALL
-    }
-
     fn node_kinds(&self) -> Vec<Option<NodeKind>> {
         vec![Some(NodeKind::Point)]
     }
 
-    fn mass(&self) -> f64 {
-        self.mass
+    fn as_inertia(&self) -> Option<&dyn Inertia> {
+        Some(self)
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let inertia = self.mass * s.nodes[0].vdot;
-        let weight = self.mass * cx.gravity;
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(0);
-            r += inertia - weight;
-        }
-        let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
-        h += Matrix3::identity() * (cx.dvdot_dv * self.mass);
-        out.reference += inertia.norm() + weight.norm();
-        Ok(())
-    }
-
-    fn position(
-        &self,
-        _cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.mass_times_incr(s, out);
-        Ok(())
-    }
-
-    fn velocity(
-        &self,
-        _cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        self.mass_times_incr(s, out);
-        Ok(())
-    }
-
-    fn static_eq(
-        &self,
-        cx: &StepCx,
-        _s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mut r = out.residual.fixed_rows_mut::<3>(0);
-        r -= cx.gravity * (cx.t * self.mass);
-        Ok(())
+    fn as_force(&self) -> Option<&dyn Force> {
+        Some(self)
     }
 
     fn energy(&self, s: &OutputState<'_>) -> Energy {
@@ -491,25 +366,13 @@ impl Element for PointMass {
     }
 }
 
-impl PointMass {
-    /// `m U` (position) or `m W` (velocity) and its Hessian `m I`.
-    fn mass_times_incr(&self, s: &LocalState<'_>, out: &mut LocalSystem<'_>) {
-        let u = s.incr[0].fixed_rows::<3>(0).into_owned();
-        {
-            let mut r = out.residual.fixed_rows_mut::<3>(0);
-            r += u * self.mass;
-        }
-        let mut h = out.hessian.fixed_view_mut::<3, 3>(0, 0);
-        h += Matrix3::identity() * self.mass;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use nalgebra::{DMatrix, DVector, UnitQuaternion};
     use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
-    use saltus_core::{Level, NodeDef, NodeState};
+    use saltus_core::stage::{evaluate_element, participates, Scratch};
+    use saltus_core::{Level, LocalState, LocalSystem, NodeDef, NodeState};
 
     /// Central differences with ε = 1e-6: truncation O(ε²)·|r'''| ≈ 1e-12 and round-off
     /// ≈ 1e-16·|r|/ε ≈ 1e-10, so 1e-6 leaves a wide margin yet catches any missing Hessian
@@ -525,7 +388,7 @@ mod tests {
     fn fd_check(e: &dyn Element, kinds: &[NodeKind]) -> f64 {
         let mut worst: f64 = 0.0;
         for level in ALL_LEVELS {
-            assert!(e.levels().contains(level));
+            assert!(participates(e, level));
             for seed in 1..=6u64 {
                 let fx = LocalFixture::random(kinds, 0, 0, 0.3, &mut Rng::new(seed));
                 let rep = check_hessian(e, &test_cx(level), &fx, 1e-6).unwrap();
@@ -665,6 +528,7 @@ mod tests {
         let mut r = DVector::zeros(6);
         let mut h = DMatrix::zeros(6, 6);
         let s = LocalState {
+            kinds: &fx.kinds,
             nodes: &nodes,
             prev: &fx.prev,
             smooth: &nodes,
@@ -678,7 +542,7 @@ mod tests {
             hessian: h.view_mut((0, 0), (6, 6)),
             reference: 0.0,
         };
-        b.smooth(&cx, &s, &mut out).unwrap();
+        evaluate_element(&b, &cx, &s, &mut out, &mut Scratch::new(1, 6)).unwrap();
         let expect = 4.0 * cx.gravity.norm() + 1.0;
         assert!((out.reference - expect).abs() < 1e-12);
     }

@@ -8,6 +8,7 @@ use crate::error::SolveError;
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 use saltus_core::assembly::{LevelSystem, NodeNumbering};
 use saltus_core::linear::SparseLu;
+use saltus_core::stage::{evaluate_element, Scratch};
 use saltus_core::{
     Level, LocalState, LocalSystem, Model, NodeKind, NodeState, OutputState, StepCx,
 };
@@ -32,6 +33,7 @@ pub struct Workspace {
     pub tangent: Vec<Matrix3<f64>>,
     /// Multipliers per level (smooth, position, velocity, static).
     pub mult: [Vec<f64>; 4],
+    g_kinds: Vec<NodeKind>,
     g_nodes: Vec<NodeState>,
     g_prev: Vec<NodeState>,
     g_smooth: Vec<NodeState>,
@@ -39,6 +41,7 @@ pub struct Workspace {
     g_incr: Vec<Vector6<f64>>,
     r_loc: DVector<f64>,
     h_loc: DMatrix<f64>,
+    scratch: Scratch,
     /// Solution / correction vector (length of the largest level system).
     pub delta: Vec<f64>,
     /// Per node: the current level's unknown (smooth `ṽ − ṽ*`, position/static `U`, velocity `W`).
@@ -110,6 +113,7 @@ impl Workspace {
             incr: vec![Vector6::zeros(); nodes.len()],
             tangent: vec![Matrix3::identity(); nodes.len()],
             mult,
+            g_kinds: vec![NodeKind::Point; max_nodes],
             g_nodes: vec![NodeState::default(); max_nodes],
             g_prev: vec![NodeState::default(); max_nodes],
             g_smooth: vec![NodeState::default(); max_nodes],
@@ -117,6 +121,10 @@ impl Workspace {
             g_incr: vec![Vector6::zeros(); max_nodes],
             r_loc: DVector::zeros(max_local),
             h_loc: DMatrix::zeros(max_local, max_local),
+            scratch: Scratch::for_elements(
+                elements,
+                &nodes.iter().map(|n| n.kind).collect::<Vec<_>>(),
+            ),
             delta: vec![0.0; max_n],
             unknown: vec![Vector6::zeros(); nodes.len()],
             kinds: nodes.iter().map(|n| n.kind).collect(),
@@ -143,6 +151,8 @@ impl Workspace {
             incr,
             tangent,
             mult,
+            kinds,
+            g_kinds,
             g_nodes,
             g_prev,
             g_smooth,
@@ -150,6 +160,7 @@ impl Workspace {
             g_incr,
             r_loc,
             h_loc,
+            scratch,
             ..
         } = self;
         let (smooth_sys, sys) = if li == 0 {
@@ -170,6 +181,7 @@ impl Workspace {
             let ids = element.nodes();
             for (k, id) in ids.iter().enumerate() {
                 let i = id.index();
+                g_kinds[k] = kinds[i];
                 g_nodes[k] = cur[i];
                 g_prev[k] = prev[i];
                 g_smooth[k] = smooth[i];
@@ -192,6 +204,7 @@ impl Workspace {
             }
             r_loc.as_mut_slice()[..n].fill(0.0);
             let state = LocalState {
+                kinds: &g_kinds[..nn],
                 nodes: &g_nodes[..nn],
                 prev: &g_prev[..nn],
                 smooth: if li == 0 {
@@ -209,15 +222,15 @@ impl Workspace {
                 hessian: h_loc.view_mut((0, 0), (n, n)),
                 reference: 0.0,
             };
-            element
-                .evaluate(cx, &state, &mut out)
-                .map_err(|source| SolveError::Element {
+            evaluate_element(element.as_ref(), cx, &state, &mut out, scratch).map_err(
+                |source| SolveError::Element {
                     step,
                     t: cx.t,
                     level: cx.level,
                     element: model.element_names()[ie].clone(),
                     source,
-                })?;
+                },
+            )?;
             let extra = out.reference;
             let rn = r_loc.rows(0, n).norm();
             if !rn.is_finite() || h_loc.view((0, 0), (n, n)).iter().any(|v| !v.is_finite()) {
@@ -240,6 +253,7 @@ impl Workspace {
         let ids = model.elements()[ie].nodes();
         for (k, id) in ids.iter().enumerate() {
             let i = id.index();
+            self.g_kinds[k] = self.kinds[i];
             self.g_nodes[k] = self.cur[i];
             self.g_prev[k] = self.prev[i];
             self.g_smooth[k] = self.smooth[i];
@@ -260,6 +274,7 @@ impl Workspace {
     /// (`nn` nodes).
     pub fn gathered(&self, level: Level, ie: usize, nn: usize) -> LocalState<'_> {
         LocalState {
+            kinds: &self.g_kinds[..nn],
             nodes: &self.g_nodes[..nn],
             prev: &self.g_prev[..nn],
             smooth: if level == Level::Smooth {

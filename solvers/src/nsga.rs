@@ -322,6 +322,7 @@ impl Nsga {
             Level::Velocity => (m, 0.0, 0.0, 1.0, h),
             Level::Static => (m, 1.0, 0.0, 0.0, 1.0),
         };
+        let (inertia, force_difference) = StepCx::level_terms(level);
         StepCx {
             level,
             t,
@@ -334,6 +335,9 @@ impl Nsga {
             dvdot_dv,
             dv_dv,
             force_weight,
+            inertia,
+            force_difference,
+            load_factor: 1.0,
         }
     }
 

@@ -78,9 +78,11 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
         residual: Vec::new(),
     };
     for k in 1..=opts.load_steps {
+        let load_factor = k as f64 / opts.load_steps as f64;
+        let (inertia, force_difference) = StepCx::level_terms(Level::Static);
         let cx = StepCx {
             level: Level::Static,
-            t: k as f64 / opts.load_steps as f64,
+            t: load_factor,
             h: 0.0,
             gravity: opts.gravity,
             k: m,
@@ -90,6 +92,9 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
             dvdot_dv: 0.0,
             dv_dv: 0.0,
             force_weight: 1.0,
+            inertia,
+            force_difference,
+            load_factor,
         };
         // Increments are measured from the last converged configuration (kept in `smooth`),
         // so the rotation increment stays small even for large total rotations.

@@ -678,6 +678,7 @@ mod tests {
     fn sliding_status(e: &PlaneContact, cx: &StepCx, fx: &LocalFixture) -> Status {
         let (nodes, tangents) = fx.states(cx, &fx.incr);
         let s = LocalState {
+            kinds: &fx.kinds,
             nodes: &nodes,
             prev: &fx.prev,
             smooth: &fx.smooth,
@@ -746,6 +747,7 @@ mod tests {
             let nodes = [saltus_core::NodeState::at(x, rot)];
             let prev = [saltus_core::NodeState::at(x_n, r_n)];
             let s = LocalState {
+                kinds: &[NodeKind::Frame],
                 nodes: &nodes,
                 prev: &prev,
                 smooth: &nodes,

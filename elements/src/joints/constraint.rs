@@ -1638,6 +1638,7 @@ mod tests {
             let cx = test_cx(Level::Velocity);
             let (nodes, tangents) = fx.states(&cx, &fx.incr);
             let s = LocalState {
+                kinds: &fx.kinds,
                 nodes: &nodes,
                 prev: &fx.prev,
                 smooth: &fx.smooth,

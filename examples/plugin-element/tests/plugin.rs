@@ -1,43 +1,109 @@
-//! The plugin's element is registered next to Saltus' own, has exact Hessians, and a model
-//! file using it reproduces the analytic drag solution.
+//! The plugin's elements are registered next to Saltus' own, have exact Hessians at every
+//! stage of every scheme, and reproduce analytic solutions (drag velocity, cubic-spring
+//! equilibrium).
 
-use saltus::core::fd::{check_hessian, test_cx, LocalFixture, Rng};
+use saltus::core::fd::{check_hessian, stage_contexts, LocalFixture, Rng};
 use saltus::core::registry::{element_kind, element_type_names, BuildCx, ElementDef};
-use saltus::core::{NodeDef, NodeKind};
 use saltus::prelude::*;
+use saltus_plugin_drag::CubicSpring;
 
 #[test]
 fn registered_alongside_the_library() {
     saltus_plugin_drag::link();
     let names = element_type_names();
-    assert!(
-        names.contains(&"viscous_drag") && names.contains(&"rigid_body"),
-        "{names:?}"
-    );
+    for name in ["viscous_drag", "cubic_spring", "rigid_body"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
 }
 
-#[test]
-fn hessians_match_finite_differences() {
+/// FD check of the registered example of `type_name` at every stage, for several states.
+fn check_every_stage(type_name: &str, tol: f64) {
     saltus_plugin_drag::link();
-    let kind = element_kind("viscous_drag", "air").unwrap();
-    let nodes = vec![NodeDef::point("a", Vector3::new(0.1, 0.2, 0.3))];
+    let kind = element_kind(type_name, "e").unwrap();
+    let mut rng = Rng::new(11);
+    let nodes: Vec<NodeDef> = kind
+        .example_nodes
+        .iter()
+        .enumerate()
+        .map(|(i, k)| NodeDef {
+            name: format!("n{i}"),
+            kind: *k,
+            initial: NodeState::at(rng.vec3(1.0), rng.rotation()),
+            fixed: false,
+            motion: None,
+        })
+        .collect();
     let def = ElementDef {
-        name: "air".into(),
-        type_name: "viscous_drag".into(),
-        nodes: vec!["a".into()],
+        name: "e".into(),
+        type_name: type_name.into(),
+        nodes: nodes.iter().map(|n| n.name.clone()).collect(),
         parameters: (kind.example)(),
     };
     let e = (kind.build)(&def, &BuildCx::new(&nodes)).unwrap();
-    for level in saltus_plugin_drag::LEVELS {
-        let fx = LocalFixture::random(&[NodeKind::Point], 0, 0, 0.3, &mut Rng::new(7));
-        let rep = check_hessian(e.as_ref(), &test_cx(level), &fx, 1e-6).unwrap();
-        // Linear element: central differences are exact up to round-off (~1e-10 relative).
-        assert!(
-            rep.relative_error() < 1e-8,
-            "{level}: {}",
-            rep.relative_error()
-        );
+    for (stage, cx) in stage_contexts() {
+        for seed in 1..6 {
+            let fx = LocalFixture::random(kind.example_nodes, 0, 0, 0.3, &mut Rng::new(seed));
+            let rep = check_hessian(e.as_ref(), &cx, &fx, 1e-6).unwrap();
+            assert!(
+                rep.relative_error() < tol,
+                "{type_name} {stage} seed {seed}: {:e} at {:?}",
+                rep.relative_error(),
+                rep.worst
+            );
+        }
     }
+}
+
+#[test]
+fn drag_hessians_match_finite_differences() {
+    // Linear in the velocity: central differences are exact up to round-off (~1e-10).
+    check_every_stage("viscous_drag", 1e-8);
+}
+
+#[test]
+fn cubic_spring_hessians_match_finite_differences() {
+    // Central differences, ε = 1e-6: truncation ε²|r'''| ≈ 1e-9 (k₃ = 900) and round-off
+    // 1e-16 |r|/ε ≈ 1e-9; 1e-6 catches any missing term of relative size 1e-6.
+    check_every_stage("cubic_spring", 1e-6);
+}
+
+#[test]
+fn cubic_spring_static_equilibrium_matches_the_cubic_root() {
+    // A point mass m hanging from a fixed node on a cubic spring: k e + k₃ e³ = m g, whose
+    // unique real root is Cardano's e = ∛(q/2 + √D) + ∛(q/2 − √D), q = m g/k₃, p = k/k₃,
+    // D = (q/2)² + (p/3)³. The bob starts below the rest length: a slack spring has no
+    // transverse stiffness (N/ℓ = 0) and the static tangent would be singular.
+    let (m, g, k, k3, l0) = (2.0, 9.81, 40.0, 900.0, 0.6);
+    let mut model = Model::new();
+    let top = model
+        .add_node(NodeDef::point("top", Vector3::zeros()).fixed())
+        .unwrap();
+    let bob = model
+        .add_node(NodeDef::point("bob", Vector3::new(0.0, 0.0, -l0 - 0.05)))
+        .unwrap();
+    model
+        .add_element(
+            "mass",
+            saltus::elements::body::PointMass::new(bob, m).unwrap(),
+        )
+        .unwrap();
+    model
+        .add_element("spring", CubicSpring::new([top, bob], k, k3, l0))
+        .unwrap();
+    let opts = StaticOptions {
+        gravity: Vector3::new(0.0, 0.0, -g),
+        ..Default::default()
+    };
+    solve_static(&mut model, &opts).unwrap();
+    let (p, q) = (k / k3, m * g / k3);
+    let d = (q / 2.0).powi(2) + (p / 3.0).powi(3);
+    let e = (q / 2.0 + d.sqrt()).cbrt() + (q / 2.0 - d.sqrt()).cbrt();
+    let z = model.nodes()[bob.index()].initial.x.z;
+    // Converged when ‖r‖ ≤ 1e-10 (Σ‖r_k‖ + 1e-6) ≈ 1e-10 · 2 m g ≈ 4e-9 N; with the tangent
+    // dN/de = k + 3 k₃ e² ≈ 179 N/m that bounds the elongation error by 2.2e-11 m.
+    let bound = 1e-10 * (2.0 * m * g + 1e-6) / (k + 3.0 * k3 * e * e);
+    assert!((-z - l0 - e).abs() < bound, "elongation {} vs {e}", -z - l0);
+    assert!(e > 0.01, "the cubic term matters: e = {e}");
 }
 
 #[test]

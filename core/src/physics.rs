@@ -1,0 +1,180 @@
+//! Physics interfaces: what an element *is*, independent of any time-stepping scheme.
+//!
+//! An element states its physics through one or more of these traits and exposes them with
+//! [`crate::Element::as_force`] / [`crate::Element::as_inertia`]. The stage assembly
+//! ([`crate::stage`]) turns them into every stage's residual and Hessian, applying the stage
+//! factors and the rotation tangent `T` in one place; an element never sees them.
+//!
+//! Conventions shared by all interfaces (`nsga.md` §11, §12):
+//! * Local unknown order: the element's nodes in order, `[δx(3), δΘ(3)]` per frame node and
+//!   `[δx(3)]` per point node ([`PhysicsState::offset`]).
+//! * Generalized forces are `[f_x ; m]` per frame node: the force `f_x` [N] in the inertial frame
+//!   and the moment `m` [N m] in the node's **material** frame (`m = Rᵀ m_spatial`).
+//! * Configuration derivatives are taken with respect to material variations: `δx`, and `δΘ`
+//!   with `δR = R hat(δΘ)`. Velocity derivatives are with respect to `[ẋ ; Ω]`, `Ω` material.
+
+use crate::element::ElementError;
+use crate::node::{NodeKind, NodeState};
+use nalgebra::{DMatrixViewMut, DVectorViewMut, Matrix3, Vector3};
+
+/// The state a force or an inertia is evaluated at.
+#[derive(Clone, Copy, Debug)]
+pub struct PhysicsState<'a> {
+    /// Node configurations `q` and velocities `v` (element-local order). Zero velocities in a
+    /// static solve.
+    pub nodes: &'a [NodeState],
+    /// Node kinds (element-local order).
+    pub kinds: &'a [NodeKind],
+    /// Time `t` [s] (in a static solve: the load factor, as for raw elements).
+    pub t: f64,
+    /// Factor on external loads: 1 in dynamics, the load step `λ ∈ (0, 1]` in a static solve.
+    pub load_factor: f64,
+    /// Whether this is a static (load-stepped) solve: loads are at `load_factor` times their
+    /// final value, time ramps do not apply.
+    pub statics: bool,
+    /// Gravity acceleration [m/s²] already multiplied by `load_factor`.
+    pub gravity: Vector3<f64>,
+    /// Whether the tangents (stiffness, damping) are needed; when `false` an element may skip
+    /// them (residual-only evaluation: line search, convergence checks, reference states).
+    pub tangents: bool,
+}
+
+impl PhysicsState<'_> {
+    /// First local unknown of node `i`.
+    #[inline]
+    pub fn offset(&self, i: usize) -> usize {
+        self.kinds[..i].iter().map(|k| k.ndof()).sum()
+    }
+
+    /// Number of local node unknowns.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.kinds.iter().map(|k| k.ndof()).sum()
+    }
+
+    /// Whether node `i` is a frame node (has rotational unknowns).
+    #[inline]
+    pub fn is_frame(&self, i: usize) -> bool {
+        self.kinds[i] == NodeKind::Frame
+    }
+
+    /// Position `x` [m] of node `i`.
+    #[inline]
+    pub fn x(&self, i: usize) -> Vector3<f64> {
+        self.nodes[i].x
+    }
+
+    /// Translational velocity `ẋ` [m/s] of node `i`.
+    #[inline]
+    pub fn v(&self, i: usize) -> Vector3<f64> {
+        self.nodes[i].v
+    }
+
+    /// Rotation matrix `R` (body → inertial) of node `i`.
+    #[inline]
+    pub fn rotation(&self, i: usize) -> Matrix3<f64> {
+        self.nodes[i].r.to_rotation_matrix().into_inner()
+    }
+}
+
+/// Output buffers of a force evaluation (pre-zeroed, local unknown order, `n × n` tangents).
+pub struct ForceTerms<'a> {
+    /// Applied generalized force `f(q, v, t)`: forces [N], material moments [N m].
+    pub f: DVectorViewMut<'a, f64>,
+    /// Stiffness `K = −∂f/∂q` (material variations, before any rotation tangent).
+    pub stiffness: DMatrixViewMut<'a, f64>,
+    /// Damping `C = −∂f/∂v`.
+    pub damping: DMatrixViewMut<'a, f64>,
+}
+
+impl ForceTerms<'_> {
+    /// Add the 3-vector `value` to the force rows starting at local unknown `row`.
+    #[inline]
+    pub fn add_force(&mut self, row: usize, value: &Vector3<f64>) {
+        for k in 0..3 {
+            self.f[row + k] += value[k];
+        }
+    }
+
+    /// Add the 3×3 block `value` to the stiffness at local unknowns `(row, col)`.
+    #[inline]
+    pub fn add_stiffness(&mut self, row: usize, col: usize, value: &Matrix3<f64>) {
+        add_block(&mut self.stiffness, row, col, value);
+    }
+
+    /// Add the 3×3 block `value` to the damping at local unknowns `(row, col)`.
+    #[inline]
+    pub fn add_damping(&mut self, row: usize, col: usize, value: &Matrix3<f64>) {
+        add_block(&mut self.damping, row, col, value);
+    }
+}
+
+#[inline]
+fn add_block(m: &mut DMatrixViewMut<'_, f64>, row: usize, col: usize, value: &Matrix3<f64>) {
+    for j in 0..3 {
+        for i in 0..3 {
+            m[(row + i, col + j)] += value[(i, j)];
+        }
+    }
+}
+
+/// An applied force `f(q, v, t)` on the element's nodes: loads, springs, dampers, internal
+/// elastic forces of flexible members, gravity (`nsga.md` §11.2, force element).
+///
+/// The element reports `f`, its stiffness `K = −∂f/∂q` and damping `C = −∂f/∂v`; the stage
+/// assembly forms the residual `−w (f − f_base)` and Hessian `w (∂q/∂u K T + ∂v/∂u C)` of each
+/// stage. External loads scale with [`PhysicsState::load_factor`]; gravity arrives already
+/// scaled.
+pub trait Force: Send + Sync {
+    /// Add `f`, and (when `s.tangents`) `K` and `C`, into `out`.
+    fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError>;
+}
+
+/// Inertia of the element's nodes (`contact-elements.md` §2.1, `nsga.md` §11.2): a
+/// configuration-independent **material** mass matrix `M` and the inertial (fictitious) force
+/// `f_in(q, v)` — e.g. the gyroscopic moment `−Ω × JΩ` — such that the equations of motion read
+/// `M v̇ = f_in + f`.
+///
+/// Material (Géradin–Cardona) form: `M` constant makes `∂(M U)/∂q = 0` and `M(q) − M(q̃) = 0`
+/// in the correction stages. Configuration-dependent inertia belongs in `f_in`.
+pub trait Inertia: Send + Sync {
+    /// Total mass [kg] (characteristic mass of the multiplier scaling, `nsga.md` §10).
+    fn total_mass(&self) -> f64;
+
+    /// Add the constant material mass matrix `M` (`n × n`, local unknown order) into `m`.
+    fn mass_matrix(&self, kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>);
+
+    /// Add the inertial force `f_in(q, v)` with its tangents `−∂f_in/∂q`, `−∂f_in/∂v` (e.g.
+    /// `−Ω × JΩ` and `hat(Ω)J − hat(JΩ)`). Default: none (point masses).
+    fn inertial_force(
+        &self,
+        _s: &PhysicsState<'_>,
+        _out: &mut ForceTerms<'_>,
+    ) -> Result<(), ElementError> {
+        Ok(())
+    }
+}
+
+/// Rigid-body inertia on one frame node at its centre of mass: `M = diag(m I, J)` and the
+/// gyroscopic moment `−Ω × JΩ` (`m` [kg], `J` [kg m²] material).
+pub fn rigid_mass_matrix(mass: f64, j: &Matrix3<f64>, row: usize, m: &mut DMatrixViewMut<'_, f64>) {
+    add_block(m, row, row, &(Matrix3::identity() * mass));
+    add_block(m, row + 3, row + 3, j);
+}
+
+/// Add the gyroscopic moment `−Ω × JΩ` of the frame node with local offset `row`, and its
+/// velocity tangent `∂(Ω × JΩ)/∂Ω = hat(Ω)J − hat(JΩ)`, into `out` (configuration tangent zero).
+pub fn add_gyroscopic(
+    j: &Matrix3<f64>,
+    omega: &Vector3<f64>,
+    row: usize,
+    tangents: bool,
+    out: &mut ForceTerms<'_>,
+) {
+    let jw = j * omega;
+    out.add_force(row + 3, &(-omega.cross(&jw)));
+    if tangents {
+        let c = crate::lie::hat(omega) * j - crate::lie::hat(&jw);
+        out.add_damping(row + 3, row + 3, &c);
+    }
+}
