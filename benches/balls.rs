@@ -79,10 +79,10 @@ fn main() {
             m[0],
             m[1],
             m[2],
-            s.max_iterations[0],
-            s.max_iterations[1],
-            s.max_iterations[2],
-            s.backtracks
+            s.max_iterations()[0],
+            s.max_iterations()[1],
+            s.max_iterations()[2],
+            s.backtracks()
         );
     }
 }

@@ -91,7 +91,7 @@ fn main() {
         let wall = t1.elapsed().as_secs_f64();
         let s = solver.summary();
         let m = s.mean_iterations();
-        let b = s.backtracks;
+        let b = s.backtracks();
         println!(
             "{:>6} {:>6} {:>10.2} {:>10.3} {:>14.3} {:>12.4} {:>6.2}/{:.2}/{:.2} {:>4}/{}/{} {:>4}/{}/{} {:>9}",
             n,
@@ -99,17 +99,17 @@ fn main() {
             1e3 * setup,
             1e3 * wall / steps as f64,
             1e6 * wall / (steps * n) as f64,
-            1e3 * wall / s.iterations.iter().sum::<usize>().max(1) as f64,
+            1e3 * wall / s.iterations().iter().sum::<usize>().max(1) as f64,
             m[0],
             m[1],
             m[2],
-            s.max_iterations[0],
-            s.max_iterations[1],
-            s.max_iterations[2],
+            s.max_iterations()[0],
+            s.max_iterations()[1],
+            s.max_iterations()[2],
             b[0],
             b[1],
             b[2],
-            format!("{:?}", s.symbolic_factorizations)
+            format!("{:?}", s.symbolic_factorizations())
         );
     }
 }

@@ -68,7 +68,7 @@ fn main() {
         }
         let wall = t0.elapsed().as_secs_f64();
         let s = solver.summary();
-        let iters: usize = s.iterations.iter().sum();
+        let iters: usize = s.iterations().iter().sum();
         let m = s.mean_iterations();
         println!(
             "{:>7} {:>7} {:>12.3} {:>14.1} {:>4.1}/{:.1}/{:.1} {:>10?}",
@@ -79,7 +79,7 @@ fn main() {
             m[0],
             m[1],
             m[2],
-            s.symbolic_factorizations
+            s.symbolic_factorizations()
         );
     }
 }

@@ -96,7 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{} steps; Newton iterations mean {:?}, max {:?}",
         summary.steps,
         summary.mean_iterations(),
-        summary.max_iterations
+        summary.max_iterations()
     );
     println!(
         "slider at t = {:.3} s: {x:.12} m, closed form {exact:.12} m",

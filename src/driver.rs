@@ -73,9 +73,9 @@ impl fmt::Display for RunReport {
             m[0],
             m[1],
             m[2],
-            s.max_iterations[0],
-            s.max_iterations[1],
-            s.max_iterations[2],
+            s.max_iterations()[0],
+            s.max_iterations()[1],
+            s.max_iterations()[2],
             if s.halvings > 0 {
                 format!(", {} step halvings", s.halvings)
             } else {

@@ -66,7 +66,7 @@ fn halving_recovers_non_converged_steps() {
     );
     assert!(s.halvings > 0 && s.steps > 150);
     assert!((s.t - 3.0).abs() < 1e-12);
-    assert!(s.max_iterations.iter().all(|&i| i <= 2));
+    assert!(s.max_iterations().iter().all(|&i| i <= 2));
     // Half steps only reduce the local truncation error (O(h³) per step); the global error of
     // the mixed-step run must not exceed the uniform-step one (10 % margin for the changed
     // error-propagation pattern).

@@ -200,7 +200,7 @@ fn shipped_flexible_crank_follows_the_rigid_mechanism() {
         "flexible_crank.toml: {} steps, max |x_s − x_rigid| = {worst:.3e} m; Newton max {:?}, \
          mean {:.2?}",
         summary.steps,
-        summary.max_iterations,
+        summary.max_iterations(),
         summary.mean_iterations()
     );
     assert!(worst < 3.5e-5 && worst > 1e-7, "{worst:e}");

@@ -29,7 +29,7 @@ use saltus::core::assembly::FIXED;
 use saltus::core::{InertiaTerm, StepCx};
 use saltus::elements::beam::{BeamBuilder, BeamLine, BeamSpec};
 use saltus::prelude::*;
-use saltus::solvers::assembler::Workspace;
+use saltus::solvers::{Stage, State};
 use std::f64::consts::PI;
 
 /// Steel strip, L = 1 m, 10 mm wide (section axis 2 = y) and 2 mm thick (axis 3 = z), bending
@@ -79,10 +79,10 @@ fn cantilever_with(n: usize, spec: BeamSpec) -> (Model, BeamLine) {
     (model, line)
 }
 
-/// The level iteration matrix of `ws` as a dense matrix (node unknowns only; no multipliers
-/// in a cantilever).
-fn dense(ws: &Workspace, level: Level) -> DMatrix<f64> {
-    let sys = &ws.systems[level.index()];
+/// The assembled iteration matrix of `stage` as a dense matrix (node unknowns only; no
+/// multipliers in a cantilever).
+fn dense(stage: &Stage) -> DMatrix<f64> {
+    let sys = &stage.system;
     assert_eq!(sys.n, sys.n_node_dofs);
     let mut m = DMatrix::zeros(sys.n, sys.n);
     for (v, (r, c)) in sys.matrix.iter() {
@@ -94,7 +94,8 @@ fn dense(ws: &Workspace, level: Level) -> DMatrix<f64> {
 /// Linearized stiffness `K = ∂f_int/∂q` (static level, at the initial configuration) and mass
 /// `M` (smooth level with `∂v̇/∂u = 1`, `∂q/∂u = ∂v/∂u = 0`) of `model`.
 fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
-    let mut ws = Workspace::new(model);
+    let mut state = State::new(model);
+    let mut stage = Stage::new("static", Level::Static, model, &state);
     let base = StepCx {
         level: Level::Static,
         t: 1.0,
@@ -111,10 +112,10 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         force_difference: false,
         load_factor: 1.0,
     };
-    let r = ws.assemble(model, &base, 0).unwrap();
+    let r = stage.assemble(model, &mut state, &base, 0, None).unwrap();
     // Stress-free initial configuration: the residual vanishes to round-off.
     assert!(r.norm < 1e-9, "initial residual {}", r.norm);
-    let k = dense(&ws, Level::Static);
+    let k = dense(&stage);
     let mass_cx = StepCx {
         level: Level::Smooth,
         h: 1.0,
@@ -124,17 +125,20 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         inertia: InertiaTerm::Acceleration,
         ..base
     };
-    ws.assemble(model, &mass_cx, 0).unwrap();
-    let m = dense(&ws, Level::Smooth);
+    let mut stage = Stage::new("mass", Level::Smooth, model, &state);
+    stage
+        .assemble(model, &mut state, &mass_cx, 0, None)
+        .unwrap();
+    let m = dense(&stage);
     (k, m)
 }
 
 /// Unknowns of the x–z bending problem: `z` translation and rotation about `y` of every free
 /// node, with the node they belong to.
 fn bending_dofs(model: &Model) -> Vec<(usize, usize)> {
-    let ws = Workspace::new(model);
+    let state = State::new(model);
     let mut dofs = Vec::new();
-    for (i, off) in ws.numbering.offset.iter().enumerate() {
+    for (i, off) in state.numbering.offset.iter().enumerate() {
         if *off != FIXED {
             dofs.push((*off + 2, i));
             dofs.push((*off + 4, i));
@@ -387,7 +391,7 @@ fn modal_free_vibration_in_nsga() {
              {predicted:.4}: {vs_pred:+.2e}; vs EB {vs_eb:+.3e}); Newton max {:?}, mean {:.2?}; \
              {} steps in {:.2} s",
             k + 1,
-            summary.max_iterations,
+            summary.max_iterations(),
             summary.mean_iterations(),
             summary.steps,
             summary.wall.as_secs_f64()
@@ -408,9 +412,9 @@ fn modal_free_vibration_in_nsga() {
         }
         // Smooth linear motion: Newton converges in a couple of iterations.
         assert!(
-            summary.max_iterations[0] <= 3,
+            summary.max_iterations()[0] <= 3,
             "{:?}",
-            summary.max_iterations
+            summary.max_iterations()
         );
     }
 }
@@ -537,7 +541,7 @@ fn large_amplitude_vibration_is_second_order() {
             eprintln!(
                 "ρ∞ {rho_inf}, h = T/{m} = {h:.4e} s: max |Δx| = {dx:.3e} m, max |Δv_z| = \
                  {dv:.3e} m/s (axial max |Δv_x| = {dvx:.2e} m/s); Newton max {:?}, mean {:.2?}",
-                s.max_iterations,
+                s.max_iterations(),
                 s.mean_iterations()
             );
             runs.push(x);
@@ -551,7 +555,7 @@ fn large_amplitude_vibration_is_second_order() {
             "ρ∞ {rho_inf}: reference tip amplitude {amp:.5} m, largest pull-in {pull_in:.3e} m \
              (Newton max {:?}, mean {:.2?}); observed orders position {:.3} {:.3}, transverse \
              velocity {:.3} {:.3}; Richardson position order {pr:.3}",
-            s_ref.max_iterations,
+            s_ref.max_iterations(),
             s_ref.mean_iterations(),
             px[0],
             px[1],
@@ -576,9 +580,9 @@ fn coarse_step_large_vibration_stays_on_the_physical_branch() {
     let (tip, s) = vibration_tip(0.1, t1 / 50.0, t1, 0.8, 1);
     let vmax = tip.iter().map(|(_, v)| v.norm()).fold(0.0, f64::max);
     let physical = 0.1 * L * omega_eb(0);
-    eprintln!("max tip speed {vmax:.4} m/s (A ω₁ = {physical:.4}); iterations max {:?} mean {:?}, backtracks {:?}", s.max_iterations, s.mean_iterations(), s.backtracks);
+    eprintln!("max tip speed {vmax:.4} m/s (A ω₁ = {physical:.4}); iterations max {:?} mean {:?}, backtracks {:?}", s.max_iterations(), s.mean_iterations(), s.backtracks());
     // A spurious turn would add ≥ 2π/h · (section half-height) ≫ A ω₁ to node speeds; the
     // physical tip speed is A ω₁ up to the nonlinear harmonics (2×).
     assert!(vmax < 2.0 * physical, "{vmax}");
-    assert!(s.max_iterations[0] <= 15, "{s:?}");
+    assert!(s.max_iterations()[0] <= 15, "{s:?}");
 }

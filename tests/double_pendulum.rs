@@ -127,7 +127,7 @@ fn energy_error_is_second_order_with_rho_one() {
             "ρ∞ 1, h {h:e}: max |E − E0|/(m g L) {d:.3e}, arm-2 angle at {HORIZON} s {:.6} rad; \
              Newton max {:?}, mean {:.2?}, wall {:?}",
             final_arm2_angle(&sink),
-            summary.max_iterations,
+            summary.max_iterations(),
             summary.mean_iterations(),
             summary.wall
         );
@@ -181,7 +181,7 @@ fn energy_decays_overall_with_rho_half() {
         rise(&e),
         e[n - 1] - e[0],
         n - 1,
-        summary.max_iterations,
+        summary.max_iterations(),
         summary.mean_iterations(),
         summary.wall
     );

@@ -352,9 +352,9 @@ fn two_crank_turns_at_published_step() {
         r.summary.steps,
         r.summary.t,
         wall.as_secs_f64(),
-        r.summary.max_iterations,
+        r.summary.max_iterations(),
         r.summary.mean_iterations(),
-        r.summary.backtracks
+        r.summary.backtracks()
     );
     let half = d.len() / 2;
     let (first, second) = (&d[..=half], &d[half..]);
@@ -426,7 +426,7 @@ fn two_crank_turns_at_published_step() {
     assert!(worst < 0.15 * peak_qs);
     // Newton iterations: at most the thesis' maxima (2, 3, 1) (its h is 10× smaller, its
     // tolerance the same).
-    let max = r.summary.max_iterations;
+    let max = r.summary.max_iterations();
     assert!(max[0] <= 2 && max[1] <= 3 && max[2] <= 1, "{max:?}");
 }
 
@@ -462,7 +462,7 @@ fn h_study(window: f64, initial: Option<&[NodeState]>) -> (Vec<Vec<[f64; 4]>>, V
         eprintln!(
             "  h = {h:e} s: {} steps, Newton max {:?}, mean {:.3?}",
             r.summary.steps,
-            r.summary.max_iterations,
+            r.summary.max_iterations(),
             r.summary.mean_iterations()
         );
         r.deformations

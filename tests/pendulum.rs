@@ -90,7 +90,7 @@ fn period_matches_elliptic_integral() {
     // Issue requirement: 0.1 %. The crossing interpolation is O(h²) and generalized-α
     // period elongation O((ωh)²) ≈ 1e-5 here, far inside it.
     assert!(err < 1e-3);
-    assert_eq!(summary.symbolic_factorizations, [1, 1, 1]);
+    assert_eq!(summary.symbolic_factorizations(), [1, 1, 1]);
 }
 
 #[test]

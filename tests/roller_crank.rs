@@ -48,8 +48,8 @@ fn roller_crank_runs_with_exact_contact_and_few_iterations() {
     eprintln!(
         "min gap {min_gap:e}, steps with the roller lifted {lifted}, joint violation {worst_joint:e}; iterations mean {:?} max {:?}, backtracks {:?}",
         s.mean_iterations(),
-        s.max_iterations,
-        s.backtracks
+        s.max_iterations(),
+        s.backtracks()
     );
     // Roller angular acceleration on 0–0.2 s, where Marques' discontinuous friction model shows
     // spurious oscillations and the nonsmooth scheme must not: count the step-to-step
@@ -82,7 +82,7 @@ fn roller_crank_runs_with_exact_contact_and_few_iterations() {
     // The thesis reports max (1, 3, 2); with our layout and scaling allow a little more but
     // require the semi-smooth Newton to stay in the few-iterations regime.
     assert!(
-        s.max_iterations[0] <= 3 && s.max_iterations[1] <= 6 && s.max_iterations[2] <= 6,
+        s.max_iterations()[0] <= 3 && s.max_iterations()[1] <= 6 && s.max_iterations()[2] <= 6,
         "{s:?}"
     );
 }

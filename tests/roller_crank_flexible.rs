@@ -255,9 +255,9 @@ fn flexible_roller_crank_against_rigid() {
             r.wall,
             r.summary.halvings,
             r.worst_joint,
-            r.summary.max_iterations,
+            r.summary.max_iterations(),
             r.summary.mean_iterations(),
-            r.summary.backtracks,
+            r.summary.backtracks(),
         );
         assert!(
             (r.summary.t - T_END).abs() < 1e-9,
@@ -274,7 +274,7 @@ fn flexible_roller_crank_against_rigid() {
     // The flexible run needed no step halving (it ran without `adaptive`). The semi-smooth
     // Newton stays in the few-iterations regime (bounds of tests/roller_crank.rs).
     for (name, r) in [("rigid", &rigid), ("flexible", &flex)] {
-        let (max, mean) = (r.summary.max_iterations, r.summary.mean_iterations());
+        let (max, mean) = (r.summary.max_iterations(), r.summary.mean_iterations());
         assert!(max[0] <= 3 && max[1] <= 6 && max[2] <= 6, "{name}: {max:?}");
         assert!(mean.iter().all(|m| *m <= 3.0), "{name}: {mean:?}");
     }

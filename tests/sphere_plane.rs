@@ -333,13 +333,13 @@ fn v15_bouncing_ball_converges_linearly_to_the_nonsmooth_solution() {
         eprintln!(
             "h = {h:e}: L1 error {:.3e}; iterations max {:?} mean {:?}",
             num / den,
-            s.max_iterations,
+            s.max_iterations(),
             s.mean_iterations()
         );
         if h == 1e-3 {
             // Thesis: max (1, 1, 1). Free flight and impacts are linear here; 2 allows one
             // status change at an impact.
-            assert!(s.max_iterations.iter().all(|&i| i <= 2), "{s:?}");
+            assert!(s.max_iterations().iter().all(|&i| i <= 2), "{s:?}");
         }
     }
     // Least-squares slope of log(error) against log(h): the error of a single halving is

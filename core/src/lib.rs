@@ -22,6 +22,8 @@ pub use element::{
 };
 pub use model::{BuildError, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
-pub use output::{MemorySink, OutputLayout, ResultSink, SinkError, StepRecord, StepStats};
+pub use output::{
+    MemorySink, OutputLayout, ResultSink, SinkError, StageStep, StepRecord, StepStats,
+};
 pub use physics::{Force, ForceTerms, Inertia, PhysicsState};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

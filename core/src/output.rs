@@ -19,6 +19,8 @@ pub struct OutputLayout {
     pub element_offsets: Vec<usize>,
     /// Total number of element output values per step.
     pub n_element_values: usize,
+    /// Names of the scheme's stages (columns of the per-step solver statistics).
+    pub stage_names: Vec<String>,
 }
 
 impl OutputLayout {
@@ -42,21 +44,62 @@ impl OutputLayout {
             element_outputs,
             element_offsets,
             n_element_values: n,
+            stage_names: Vec::new(),
         }
     }
 }
 
-/// Newton statistics of one step, per level (smooth, position, velocity).
+/// Largest number of stages a scheme may report per step.
+pub const MAX_STAGES: usize = 8;
+
+/// Newton statistics of one stage within one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageStep {
+    /// Newton iterations (linear solves), summed over the stage's solves in the step.
+    pub iterations: usize,
+    /// Final residual norm of the stage's last solve.
+    pub residual: f64,
+    /// Line-search backtracks (spec §10).
+    pub backtracks: usize,
+    /// Number of solves of the stage in the step (1, or more when a stage repeats, e.g. the
+    /// velocity stage of an impact sequence).
+    pub solves: usize,
+}
+
+/// Newton statistics of one step, per stage in the order of [`OutputLayout::stage_names`]
+/// (allocation-free, at most [`MAX_STAGES`] stages).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
-    /// Newton iterations (linear solves) per level.
-    pub iterations: [usize; 3],
-    /// Final residual norm per level.
-    pub residual: [f64; 3],
-    /// Line-search backtracks per level (spec §10).
-    pub backtracks: [usize; 3],
+    stages: [StageStep; MAX_STAGES],
+    n_stages: usize,
     /// Step size actually used [s] (smaller than the nominal one after step halving).
     pub h: f64,
+}
+
+impl StepStats {
+    /// Statistics for `n_stages` stages, all zero.
+    pub fn new(n_stages: usize) -> Self {
+        assert!(n_stages <= MAX_STAGES, "at most {MAX_STAGES} stages");
+        Self {
+            n_stages,
+            ..Self::default()
+        }
+    }
+
+    /// Per-stage statistics.
+    pub fn stages(&self) -> &[StageStep] {
+        &self.stages[..self.n_stages]
+    }
+
+    /// Mutable per-stage statistics.
+    pub fn stages_mut(&mut self) -> &mut [StageStep] {
+        &mut self.stages[..self.n_stages]
+    }
+
+    /// Newton iterations of stage `i` in this step.
+    pub fn iterations(&self, i: usize) -> usize {
+        self.stages()[i].iterations
+    }
 }
 
 /// One converged step.

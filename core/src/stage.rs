@@ -45,6 +45,12 @@ pub struct Scratch {
     at_rest: Vec<NodeState>,
 }
 
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new(0, 0)
+    }
+}
+
 impl Scratch {
     /// Scratch for elements with up to `max_nodes` nodes and `max_node_dofs` node unknowns.
     pub fn new(max_nodes: usize, max_node_dofs: usize) -> Self {

@@ -14,9 +14,10 @@
 //! | `/nodes/velocity` | `[n, N, 3]` | f64 | m/s |
 //! | `/nodes/angular_velocity` | `[n, N, 3]` | f64, spatial `ω = R Ω` | rad/s |
 //! | `/elements/<name>/<output>` | `[n, len]` | f64 | attribute `unit` |
-//! | `/solver/iterations` | `[n, 3]` | u64 (smooth, position, velocity) | – |
-//! | `/solver/line_search` | `[n, 3]` | u64 (smooth, position, velocity) | – |
-//! | `/solver/residual` | `[n, 3]` | f64 | – |
+//! | `/solver/stages` | `[S]` | variable-length UTF-8 (NSGA: smooth, position, velocity) | – |
+//! | `/solver/iterations` | `[n, S]` | u64, one column per stage | – |
+//! | `/solver/line_search` | `[n, S]` | u64, one column per stage | – |
+//! | `/solver/residual` | `[n, S]` | f64, one column per stage | – |
 //! | `/solver/h` | `[n]` | f64 | s |
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
 //!
@@ -96,6 +97,7 @@ struct Datasets {
     total: Series,
     channels: Vec<Channel>,
     n_nodes: usize,
+    n_stages: usize,
     n_element_values: usize,
 }
 
@@ -327,6 +329,20 @@ impl Hdf5Sink {
             .create("index")
             .map_err(|e| sink_err(path, "dataset `/nodes/index`", e))?;
 
+        let stage_names: Vec<VarLenUnicode> = layout
+            .stage_names
+            .iter()
+            .map(|n| VarLenUnicode::from_str(n))
+            .collect::<Result<_, _>>()
+            .map_err(|e| sink_err(path, "dataset `/solver/stages`", e))?;
+        solver
+            .new_dataset_builder()
+            .with_data(&stage_names)
+            .create("stages")
+            .map_err(|e| sink_err(path, "dataset `/solver/stages`", e))?;
+        let n_stages = layout.stage_names.len();
+        let columns = format!("columns: {}", layout.stage_names.join(", "));
+
         let s = |g: &Group, gp: &str, name: &str, row: &[usize], unit: &str, desc: &str| {
             self.series(g, gp, name, row, false, unit, desc)
         };
@@ -376,27 +392,27 @@ impl Hdf5Sink {
             &solver,
             "/solver",
             "iterations",
-            &[3],
+            &[n_stages],
             true,
             "1",
-            "Newton iterations per subproblem (smooth, position, velocity)",
+            &format!("Newton iterations per stage ({columns})"),
         )?;
         let backtracks = self.series(
             &solver,
             "/solver",
             "line_search",
-            &[3],
+            &[n_stages],
             true,
             "1",
-            "line-search backtracks per subproblem (smooth, position, velocity)",
+            &format!("line-search backtracks per stage ({columns})"),
         )?;
         let residual = s(
             &solver,
             "/solver",
             "residual",
-            &[3],
+            &[n_stages],
             "1",
-            "final residual norm per subproblem (smooth, position, velocity)",
+            &format!("final residual norm per stage ({columns})"),
         )?;
         let h = s(&solver, "/solver", "h", &[], "s", "step size used")?;
         let kinetic = s(&energy, "/energy", "kinetic", &[], "J", "kinetic energy")?;
@@ -472,6 +488,7 @@ impl Hdf5Sink {
             total,
             channels,
             n_nodes,
+            n_stages,
             n_element_values: layout.n_element_values,
         })
     }
@@ -538,11 +555,24 @@ impl ResultSink for Hdf5Sink {
         }));
         put(&d.angular_velocity, d.angular_velocity.append(n, &buf))?;
 
-        let it = r.stats.iterations.map(|i| i as u64);
-        put(&d.iterations, d.iterations.append(n, &it))?;
-        let bt = r.stats.backtracks.map(|i| i as u64);
-        put(&d.backtracks, d.backtracks.append(n, &bt))?;
-        put(&d.residual, d.residual.append(n, &r.stats.residual))?;
+        // The initial record carries no statistics: zeros in every stage column.
+        let stages = r.stats.stages();
+        let col = |i: usize| stages.get(i).copied().unwrap_or_default();
+        let mut ibuf = [0u64; saltus_core::output::MAX_STAGES];
+        let mut fbuf = [0f64; saltus_core::output::MAX_STAGES];
+        let ns = d.n_stages;
+        for (i, v) in ibuf[..ns].iter_mut().enumerate() {
+            *v = col(i).iterations as u64;
+        }
+        put(&d.iterations, d.iterations.append(n, &ibuf[..ns]))?;
+        for (i, v) in ibuf[..ns].iter_mut().enumerate() {
+            *v = col(i).backtracks as u64;
+        }
+        put(&d.backtracks, d.backtracks.append(n, &ibuf[..ns]))?;
+        for (i, v) in fbuf[..ns].iter_mut().enumerate() {
+            *v = col(i).residual;
+        }
+        put(&d.residual, d.residual.append(n, &fbuf[..ns]))?;
         put(&d.h, d.h.append(n, &[r.stats.h]))?;
         put(&d.kinetic, d.kinetic.append(n, &[r.energy.kinetic]))?;
         put(&d.potential, d.potential.append(n, &[r.energy.potential]))?;

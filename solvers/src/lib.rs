@@ -3,11 +3,14 @@
 //! The decoupled nonsmooth generalized-α integrator ([`Nsga`]) and a load-stepping static
 //! equilibrium solver ([`statics`]), both on the element library through `saltus-core`.
 
-pub mod assembler;
 pub mod error;
 pub mod nsga;
+pub mod stage;
+pub mod state;
 pub mod statics;
 
 pub use error::SolveError;
-pub use nsga::{Coefficients, Nsga, NsgaOptions, RunSummary};
+pub use nsga::{Coefficients, Nsga, NsgaOptions, RunSummary, NSGA_STAGES};
+pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
+pub use state::{update_position_states, update_velocity_states, State};
 pub use statics::{solve_static, StaticOptions, StaticSummary};

@@ -3,12 +3,15 @@
 //! correction and a velocity jump that enforce the constraints exactly at position and velocity
 //! level, each solved by (semi-smooth) Newton with the convergence test of §10.
 
-use crate::assembler::{Tolerance, Workspace};
 use crate::error::SolveError;
+use crate::stage::{NewtonReport, Stage, StageSummary, Tolerance};
+use crate::state::{split, update_position_states, update_velocity_states, State};
 use nalgebra::{Vector3, Vector6};
 use saltus_core::lie;
 use saltus_core::output::{OutputLayout, ResultSink, StepRecord, StepStats};
-use saltus_core::{Energy, Level, Model, NodeKind, NodeState, PrescribedMotion, StepCx};
+use saltus_core::{
+    Energy, Level, Model, NodeKind, NodeState, OutputState, PrescribedMotion, StepCx,
+};
 use std::time::{Duration, Instant};
 
 /// Generalized-α coefficients from the spectral radius at infinity `ρ∞` (spec §2,
@@ -151,25 +154,76 @@ pub struct RunSummary {
     pub t: f64,
     /// Wall-clock time of the run.
     pub wall: Duration,
-    /// Total Newton iterations per subproblem (smooth, position, velocity).
-    pub iterations: [usize; 3],
-    /// Largest Newton iteration count in one step, per subproblem.
-    pub max_iterations: [usize; 3],
-    /// Line-search backtracks per subproblem over the run.
-    pub backtracks: [usize; 3],
     /// Number of step halvings performed (`adaptive`).
     pub halvings: usize,
-    /// Symbolic LU factorizations per subproblem (1 each while the pattern holds).
-    pub symbolic_factorizations: [usize; 3],
+    /// Per-stage statistics, in the scheme's stage order (solves, iterations, backtracks,
+    /// factorizations; failed attempts of halved steps included).
+    pub stages: Vec<StageSummary>,
 }
 
 impl RunSummary {
-    /// Mean Newton iterations per step, per subproblem.
-    pub fn mean_iterations(&self) -> [f64; 3] {
+    /// Statistics of the stage named `name`.
+    ///
+    /// # Panics
+    /// If the scheme has no such stage (a programming error in the caller).
+    pub fn stage(&self, name: &str) -> &StageSummary {
+        self.stages
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no stage `{name}` in this run"))
+    }
+
+    /// Mean Newton iterations per accepted step, per stage (stage order).
+    pub fn mean_iterations(&self) -> Vec<f64> {
         let n = self.steps.max(1) as f64;
-        self.iterations.map(|i| i as f64 / n)
+        self.stages
+            .iter()
+            .map(|s| s.iterations as f64 / n)
+            .collect()
+    }
+
+    /// Total Newton iterations per stage (stage order).
+    pub fn iterations(&self) -> Vec<usize> {
+        self.stages.iter().map(|s| s.iterations).collect()
+    }
+
+    /// Largest Newton iteration count of one solve, per stage (stage order).
+    pub fn max_iterations(&self) -> Vec<usize> {
+        self.stages.iter().map(|s| s.max_iterations).collect()
+    }
+
+    /// Line-search backtracks per stage (stage order).
+    pub fn backtracks(&self) -> Vec<usize> {
+        self.stages.iter().map(|s| s.backtracks).collect()
+    }
+
+    /// Symbolic LU factorizations per stage (stage order; 1 each while the topology holds).
+    pub fn symbolic_factorizations(&self) -> Vec<usize> {
+        self.stages
+            .iter()
+            .map(|s| s.symbolic_factorizations)
+            .collect()
+    }
+
+    /// One line per stage: `name: mean/max iterations, backtracks`.
+    pub fn describe(&self) -> String {
+        self.stages
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {:.2}/{}",
+                    s.name,
+                    s.iterations as f64 / self.steps.max(1) as f64,
+                    s.max_iterations
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
+
+/// Names of the NSGA stages, in the order a step solves them (spec §3).
+pub const NSGA_STAGES: [&str; 3] = ["smooth", "position", "velocity"];
 
 /// Per-node generalized-α history (6 components: translation then material rotation).
 #[derive(Clone, Copy, Debug, Default)]
@@ -180,11 +234,15 @@ struct NodeHistory {
     vdot: Vector6<f64>,
 }
 
-/// The NSGA integrator: the model's state at `t_n` and all workspaces.
+/// The NSGA integrator: the model's state at `t_n`, and its three stages (spec §3): smooth
+/// motion, position correction, velocity jump.
 pub struct Nsga {
     opts: NsgaOptions,
     coef: Coefficients,
-    ws: Workspace,
+    state: State,
+    smooth: Stage,
+    position: Stage,
+    velocity: Stage,
     hist: Vec<NodeHistory>,
     hist_backup: Vec<NodeHistory>,
     /// Per node: predictor `Δq*` and `ṽ*` of the current step.
@@ -205,13 +263,6 @@ pub struct Nsga {
     layout: OutputLayout,
 }
 
-fn split(v: &Vector6<f64>) -> (Vector3<f64>, Vector3<f64>) {
-    (
-        v.fixed_rows::<3>(0).into_owned(),
-        v.fixed_rows::<3>(3).into_owned(),
-    )
-}
-
 fn join(a: &Vector3<f64>, b: &Vector3<f64>) -> Vector6<f64> {
     Vector6::new(a.x, a.y, a.z, b.x, b.y, b.z)
 }
@@ -226,7 +277,10 @@ impl Nsga {
     pub fn new(model: &mut Model, opts: NsgaOptions) -> Result<Self, SolveError> {
         opts.validate()?;
         model.validate()?;
-        let ws = Workspace::new(model);
+        let state = State::new(model);
+        let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state);
+        let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state);
+        let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state);
         let n = model.nodes().len();
         let kinds = model.nodes().iter().map(|d| d.kind).collect();
         let free = model.nodes().iter().map(|d| !d.fixed).collect();
@@ -235,7 +289,7 @@ impl Nsga {
         let mass = opts
             .characteristic_mass
             .unwrap_or_else(|| model.characteristic_mass());
-        let layout = OutputLayout::new(
+        let mut layout = OutputLayout::new(
             model.nodes().iter().map(|d| d.name.clone()).collect(),
             model.element_names().to_vec(),
             model
@@ -245,11 +299,15 @@ impl Nsga {
                 .collect(),
             model.elements().iter().map(|e| e.outputs()).collect(),
         );
+        layout.stage_names = NSGA_STAGES.iter().map(|s| s.to_string()).collect();
         let values = vec![0.0; layout.n_element_values];
         let mut me = Self {
             coef: Coefficients::from_rho_inf(opts.rho_inf),
             opts,
-            ws,
+            state,
+            smooth,
+            position,
+            velocity,
             hist: vec![NodeHistory::default(); n],
             hist_backup: vec![NodeHistory::default(); n],
             pred_dq: vec![Vector6::zeros(); n],
@@ -261,7 +319,7 @@ impl Nsga {
             mass,
             t: 0.0,
             step: 0,
-            stats: StepStats::default(),
+            stats: StepStats::new(NSGA_STAGES.len()),
             summary: RunSummary::default(),
             values,
             layout,
@@ -277,13 +335,18 @@ impl Nsga {
 
     /// Node states at the current time.
     pub fn nodes(&self) -> &[NodeState] {
-        &self.ws.prev
+        &self.state.prev
     }
 
     /// Converged smooth state `(q̃, ṽ, v̇̃)` of the last step (before the position correction
     /// and the velocity jump).
     pub fn smooth_nodes(&self) -> &[NodeState] {
-        &self.ws.smooth
+        &self.state.smooth
+    }
+
+    /// The three stages (smooth, position, velocity).
+    pub fn stages(&self) -> [&Stage; 3] {
+        [&self.smooth, &self.position, &self.velocity]
     }
 
     /// Statistics of the last step.
@@ -292,8 +355,14 @@ impl Nsga {
     }
 
     /// Accumulated statistics.
-    pub fn summary(&self) -> &RunSummary {
-        &self.summary
+    pub fn summary(&self) -> RunSummary {
+        let mut s = self.summary.clone();
+        s.stages = self
+            .stages()
+            .iter()
+            .map(|st| st.summary().clone())
+            .collect();
+        s
     }
 
     /// Output layout (node and element channel names).
@@ -358,17 +427,18 @@ impl Nsga {
         }
         // Step index 0 in error messages: the initial-acceleration solve precedes step 1.
         self.smooth_step(model, h0, h0, &coef, 0)?;
+        let st = &mut self.state;
         for i in 0..self.hist.len() {
             if self.free[i] {
-                let s = &self.ws.cur[i];
+                let s = &st.cur[i];
                 let vdot = join(&s.vdot, &s.omegadot);
                 self.hist[i] = NodeHistory { a: vdot, vdot };
-                self.ws.prev[i].vdot = s.vdot;
-                self.ws.prev[i].omegadot = s.omegadot;
+                st.prev[i].vdot = s.vdot;
+                st.prev[i].omegadot = s.omegadot;
             }
         }
-        self.ws.cur.clone_from(&self.ws.prev);
-        self.ws.smooth.clone_from(&self.ws.prev);
+        st.cur.clone_from(&st.prev);
+        st.smooth.clone_from(&st.prev);
         Ok(())
     }
 
@@ -389,20 +459,20 @@ impl Nsga {
         t: f64,
         coef: &Coefficients,
         step: usize,
-    ) -> Result<(), SolveError> {
+    ) -> Result<NewtonReport, SolveError> {
         let (am, af, g, b) = (coef.alpha_m, coef.alpha_f, coef.gamma, coef.beta);
-        self.ws.reset_level(Level::Smooth);
+        self.smooth.reset(&mut self.state);
         for i in 0..self.kinds.len() {
             if !self.free[i] {
                 // Fixed nodes stay put; prescribed ones follow their motion law.
-                self.ws.cur[i] = match &self.motion[i] {
+                self.state.cur[i] = match &self.motion[i] {
                     Some(m) => m.state_at(&self.initial[i], t),
-                    None => self.ws.prev[i],
+                    None => self.state.prev[i],
                 };
                 continue;
             }
             let hist = self.hist[i];
-            let v_n = rates(&self.ws.prev[i]);
+            let v_n = rates(&self.state.prev[i]);
             let a_star = (af * hist.vdot - am * hist.a) / (1.0 - am);
             self.pred_v[i] = v_n + h * (1.0 - g) * hist.a + h * g * a_star;
             self.pred_dq[i] = h * v_n + h * h * (0.5 - b) * hist.a + h * h * b * a_star;
@@ -410,25 +480,33 @@ impl Nsga {
         let cx = self.cx(Level::Smooth, h, t, coef);
         let tol = self.tolerance();
         let (pred_v, pred_dq, free) = (&self.pred_v, &self.pred_dq, &self.free);
-        let update = |ws: &mut Workspace| update_smooth_states(ws, free, pred_v, pred_dq, h, coef);
-        update(&mut self.ws);
-        let (it, res) = self.ws.newton(model, &cx, &tol, step, update)?;
-        self.stats.iterations[0] = it;
-        self.stats.residual[0] = res;
-        self.stats.backtracks[0] = self.ws.backtracks;
-        Ok(())
+        let update = |st: &mut State| update_smooth_states(st, free, pred_v, pred_dq, h, coef);
+        update(&mut self.state);
+        self.smooth
+            .newton(model, &mut self.state, &cx, &tol, step, None, update)
     }
 
-    /// Call `level_converged` on every element contributing to `cx.level`.
-    fn notify_level(&mut self, model: &mut Model, cx: &StepCx) {
-        let li = cx.level.index();
+    /// Call `level_converged` on every element taking part in `stage`.
+    fn notify_level(
+        model: &mut Model,
+        state: &mut State,
+        stage: &Stage,
+        smooth: &Stage,
+        cx: &StepCx,
+    ) {
+        let own_base = std::ptr::eq(stage, smooth);
         for ie in 0..model.elements().len() {
-            if !self.ws.systems[li].active[ie] {
+            if !stage.system.active[ie] {
                 continue;
             }
-            let nn = self.ws.gather(model, ie);
-            let state = self.ws.gathered(cx.level, ie, nn);
-            model.elements_mut()[ie].level_converged(cx, &state);
+            let nn = state.gather(model, ie);
+            let local = state.gathered(
+                nn,
+                own_base,
+                stage.element_multipliers(ie),
+                smooth.element_multipliers(ie),
+            );
+            model.elements_mut()[ie].level_converged(cx, &local);
         }
     }
 
@@ -436,34 +514,44 @@ impl Nsga {
     fn try_step(&mut self, model: &mut Model, h: f64) -> Result<(), SolveError> {
         let coef = self.coef;
         let t = self.t + h;
-        // Step 1: smooth motion.
-        self.smooth_step(model, h, t, &coef, self.step + 1)?;
-        let cx = self.cx(Level::Smooth, h, t, &coef);
-        self.notify_level(model, &cx);
-        self.ws.smooth.clone_from(&self.ws.cur);
-
-        // Step 2: position correction, q = q̃ ⊕ U, v = ṽ.
+        let step = self.step + 1;
         let tol = self.tolerance();
-        let cx = self.cx(Level::Position, h, t, &coef);
-        self.ws.reset_level(Level::Position);
-        let (it, res) = self
-            .ws
-            .newton(model, &cx, &tol, self.step + 1, update_position_states)?;
-        self.stats.iterations[1] = it;
-        self.stats.residual[1] = res;
-        self.stats.backtracks[1] = self.ws.backtracks;
-        self.notify_level(model, &cx);
+        // Stage 1: smooth motion.
+        let report = self.smooth_step(model, h, t, &coef, step)?;
+        self.note(0, &report);
+        let cx = self.cx(Level::Smooth, h, t, &coef);
+        Self::notify_level(model, &mut self.state, &self.smooth, &self.smooth, &cx);
+        self.state.smooth.clone_from(&self.state.cur);
 
-        // Step 3: velocity jump, q frozen, v = ṽ + W.
+        // Stage 2: position correction, q = q̃ ⊕ U, v = ṽ.
+        let cx = self.cx(Level::Position, h, t, &coef);
+        self.position.reset(&mut self.state);
+        let report = self.position.newton(
+            model,
+            &mut self.state,
+            &cx,
+            &tol,
+            step,
+            Some(&self.smooth),
+            update_position_states,
+        )?;
+        self.note(1, &report);
+        Self::notify_level(model, &mut self.state, &self.position, &self.smooth, &cx);
+
+        // Stage 3: velocity jump, q frozen, v = ṽ + W.
         let cx = self.cx(Level::Velocity, h, t, &coef);
-        self.ws.reset_level(Level::Velocity);
-        let (it, res) = self
-            .ws
-            .newton(model, &cx, &tol, self.step + 1, update_velocity_states)?;
-        self.stats.iterations[2] = it;
-        self.stats.residual[2] = res;
-        self.stats.backtracks[2] = self.ws.backtracks;
-        self.notify_level(model, &cx);
+        self.velocity.reset(&mut self.state);
+        let report = self.velocity.newton(
+            model,
+            &mut self.state,
+            &cx,
+            &tol,
+            step,
+            Some(&self.smooth),
+            update_velocity_states,
+        )?;
+        self.note(2, &report);
+        Self::notify_level(model, &mut self.state, &self.velocity, &self.smooth, &cx);
 
         // Complete the α-recursion and accept: a_{n+1} = a* + (1−α_f)/(1−α_m) v̇̃_{n+1}.
         let (am, af) = (coef.alpha_m, coef.alpha_f);
@@ -472,15 +560,25 @@ impl Nsga {
                 continue;
             }
             let hist = &mut self.hist[i];
-            let vdot = join(&self.ws.smooth[i].vdot, &self.ws.smooth[i].omegadot);
+            let sm = &self.state.smooth[i];
+            let vdot = join(&sm.vdot, &sm.omegadot);
             let a_star = (af * hist.vdot - am * hist.a) / (1.0 - am);
             hist.a = a_star + (1.0 - af) / (1.0 - am) * vdot;
             hist.vdot = vdot;
         }
-        self.ws.prev.clone_from(&self.ws.cur);
+        self.state.prev.clone_from(&self.state.cur);
         self.t = t;
         self.stats.h = h;
         Ok(())
+    }
+
+    /// Record a stage's Newton report in the step statistics.
+    fn note(&mut self, stage: usize, r: &NewtonReport) {
+        let s = &mut self.stats.stages_mut()[stage];
+        s.iterations = r.iterations;
+        s.residual = r.residual;
+        s.backtracks = r.backtracks;
+        s.solves = 1;
     }
 
     /// Advance one step of the nominal size, halving it on failure when `adaptive` is set.
@@ -508,14 +606,14 @@ impl Nsga {
             }
             Err(e) if self.opts.adaptive && depth < self.opts.max_halvings && recoverable(&e) => {
                 self.hist.clone_from(&self.hist_backup);
-                self.ws.cur.clone_from(&self.ws.prev);
+                self.state.cur.clone_from(&self.state.prev);
                 self.summary.halvings += 1;
                 self.advance(model, 0.5 * h, depth + 1)?;
                 self.advance(model, 0.5 * h, depth + 1)
             }
             Err(e) => {
                 self.hist.clone_from(&self.hist_backup);
-                self.ws.cur.clone_from(&self.ws.prev);
+                self.state.cur.clone_from(&self.state.prev);
                 Err(e)
             }
         }
@@ -525,20 +623,33 @@ impl Nsga {
         self.step += 1;
         self.summary.steps += 1;
         self.summary.t = self.t;
-        for l in 0..3 {
-            self.summary.iterations[l] += self.stats.iterations[l];
-            self.summary.backtracks[l] += self.stats.backtracks[l];
-            self.summary.max_iterations[l] =
-                self.summary.max_iterations[l].max(self.stats.iterations[l]);
-            self.summary.symbolic_factorizations[l] = self.ws.lu[l].symbolic_count;
-        }
         let k = [self.mass / self.stats.h, self.mass, self.mass];
+        let (h, gravity) = (self.stats.h, self.opts.gravity);
         for ie in 0..model.elements().len() {
-            let nn = self.ws.gather(model, ie);
-            let os = self
-                .ws
-                .output_state(ie, nn, self.t, k, self.stats.h, self.opts.gravity);
+            let os = self.output_state(model, ie, k, h, gravity);
             model.elements_mut()[ie].commit(&os);
+        }
+    }
+
+    /// Converged outputs view of element `ie` at the current time.
+    fn output_state(
+        &mut self,
+        model: &Model,
+        ie: usize,
+        k: [f64; 3],
+        h: f64,
+        gravity: Vector3<f64>,
+    ) -> OutputState<'_> {
+        let nn = self.state.gather(model, ie);
+        OutputState {
+            t: self.t,
+            nodes: self.state.gathered_nodes(nn),
+            mult_smooth: self.smooth.element_multipliers(ie),
+            mult_position: self.position.element_multipliers(ie),
+            mult_velocity: self.velocity.element_multipliers(ie),
+            k,
+            h,
+            gravity,
         }
     }
 
@@ -550,16 +661,14 @@ impl Nsga {
             self.opts.h
         };
         let k = [self.mass / h, self.mass, self.mass];
+        let gravity = self.opts.gravity;
         let mut energy = Energy::default();
         let mut values = std::mem::take(&mut self.values);
         for ie in 0..model.elements().len() {
-            let nn = self.ws.gather(model, ie);
-            let os = self
-                .ws
-                .output_state(ie, nn, self.t, k, h, self.opts.gravity);
-            let e = &model.elements()[ie];
             let off = self.layout.element_offsets[ie];
             let len: usize = self.layout.element_outputs[ie].iter().map(|o| o.len).sum();
+            let os = self.output_state(model, ie, k, h, gravity);
+            let e = &model.elements()[ie];
             e.write_outputs(&os, &mut values[off..off + len]);
             let en = e.energy(&os);
             energy.kinetic += en.kinetic;
@@ -575,7 +684,7 @@ impl Nsga {
         sink.record(&StepRecord {
             step: self.step,
             t: self.t,
-            nodes: &self.ws.prev,
+            nodes: &self.state.prev,
             element_values: &self.values,
             stats: self.stats,
             energy,
@@ -599,7 +708,7 @@ impl Nsga {
         let finished = sink.finish();
         result?;
         finished?;
-        Ok(self.summary.clone())
+        Ok(self.summary())
     }
 
     fn run_inner(
@@ -634,7 +743,7 @@ pub const POSITION_FORCE_FACTOR: f64 = 0.5;
 /// `ṽ = ṽ* + δ`, `v̇̃ = (1−α_m)/(hγ(1−α_f)) δ`, `Δq = Δq* + (hβ/γ) δ`,
 /// `x̃ = x_n + Δx`, `R̃ = R_n exp(Δψ)` with tangent `T(Δψ)` (spec §2, §12).
 fn update_smooth_states(
-    ws: &mut Workspace,
+    st: &mut State,
     free: &[bool],
     pred_v: &[Vector6<f64>],
     pred_dq: &[Vector6<f64>],
@@ -647,58 +756,23 @@ fn update_smooth_states(
         if !free[i] {
             continue;
         }
-        let d = ws.unknown[i];
+        let d = st.unknown[i];
         let (v, w) = split(&(pred_v[i] + d));
         let (a, wa) = split(&(c_a * d));
         let dq = pred_dq[i] + c_q * d;
         let (dx, dpsi) = split(&dq);
-        let prev = ws.prev[i];
-        let s = &mut ws.cur[i];
+        let prev = st.prev[i];
+        let s = &mut st.cur[i];
         s.x = prev.x + dx;
         s.v = v;
         s.vdot = a;
-        if ws.kinds[i] == NodeKind::Frame {
+        if st.kinds[i] == NodeKind::Frame {
             s.r = prev.r * lie::exp(&dpsi);
             s.omega = w;
             s.omegadot = wa;
-            ws.tangent[i] = lie::tangent(&dpsi);
+            st.tangent[i] = lie::tangent(&dpsi);
         }
-        ws.incr[i] = dq;
-    }
-}
-
-/// Position correction state: `x = x̃ + U_x`, `R = R̃ exp(U_Θ)`, tangent `T(U_Θ)` (spec §5, §12).
-pub(crate) fn update_position_states(ws: &mut Workspace) {
-    for i in 0..ws.kinds.len() {
-        if ws.offset(i).is_none() {
-            continue;
-        }
-        let (ux, ut) = split(&ws.unknown[i]);
-        let base = ws.smooth[i];
-        let s = &mut ws.cur[i];
-        s.x = base.x + ux;
-        if ws.kinds[i] == NodeKind::Frame {
-            s.r = base.r * lie::exp(&ut);
-            ws.tangent[i] = lie::tangent(&ut);
-        }
-        ws.incr[i] = ws.unknown[i];
-    }
-}
-
-/// Velocity jump state: `v = ṽ + W`, configuration frozen (spec §6).
-fn update_velocity_states(ws: &mut Workspace) {
-    for i in 0..ws.kinds.len() {
-        if ws.offset(i).is_none() {
-            continue;
-        }
-        let (wx, wt) = split(&ws.unknown[i]);
-        let base = ws.smooth[i];
-        let s = &mut ws.cur[i];
-        s.v = base.v + wx;
-        if ws.kinds[i] == NodeKind::Frame {
-            s.omega = base.omega + wt;
-        }
-        ws.incr[i] = ws.unknown[i];
+        st.incr[i] = dq;
     }
 }
 

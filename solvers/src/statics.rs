@@ -2,9 +2,9 @@
 //! `g(q) = 0` for load factors `λ_load = 1/n, 2/n, …, 1` (Newton at each), using the elements'
 //! [`Level::Static`] residuals. Used for initial configurations and static tests.
 
-use crate::assembler::{Tolerance, Workspace};
 use crate::error::SolveError;
-use crate::nsga::update_position_states;
+use crate::stage::{Stage, Tolerance};
+use crate::state::{update_position_states, State};
 use nalgebra::Vector3;
 use saltus_core::{Level, Model, StepCx};
 
@@ -63,7 +63,8 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
         });
     }
     model.validate()?;
-    let mut ws = Workspace::new(model);
+    let mut state = State::new(model);
+    let mut stage = Stage::new("static", Level::Static, model, &state);
     let m = opts
         .characteristic_mass
         .unwrap_or_else(|| model.characteristic_mass());
@@ -98,15 +99,21 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
         };
         // Increments are measured from the last converged configuration (kept in `smooth`),
         // so the rotation increment stays small even for large total rotations.
-        ws.smooth.clone_from(&ws.cur);
-        ws.unknown.fill(Default::default());
-        ws.incr.fill(Default::default());
-        ws.tangent.fill(nalgebra::Matrix3::identity());
-        let (it, res) = ws.newton(model, &cx, &tol, k, update_position_states)?;
-        summary.iterations.push(it);
-        summary.residual.push(res);
+        state.smooth.clone_from(&state.cur);
+        state.reset_unknowns();
+        let report = stage.newton(
+            model,
+            &mut state,
+            &cx,
+            &tol,
+            k,
+            None,
+            update_position_states,
+        )?;
+        summary.iterations.push(report.iterations);
+        summary.residual.push(report.residual);
     }
-    for (def, s) in model.nodes_mut().iter_mut().zip(&ws.cur) {
+    for (def, s) in model.nodes_mut().iter_mut().zip(&state.cur) {
         def.initial.x = s.x;
         def.initial.r = s.r;
     }

@@ -21,7 +21,7 @@ pub fn tmp(name: &str) -> PathBuf {
 /// Two nodes, one element `spring/1` (type `test_spring`) with channels `force` (3) and
 /// `elongation` (1).
 pub fn layout() -> OutputLayout {
-    OutputLayout::new(
+    let mut layout = OutputLayout::new(
         vec!["ground".into(), "crank".into()],
         vec!["spring/1".into()],
         vec!["test_spring".into()],
@@ -39,7 +39,9 @@ pub fn layout() -> OutputLayout {
                 description: "length minus rest length",
             },
         ]],
-    )
+    );
+    layout.stage_names = vec!["smooth".into(), "position".into(), "velocity".into()];
+    layout
 }
 
 /// Deterministic node states of record `k`.
@@ -66,12 +68,18 @@ pub fn values(k: usize) -> Vec<f64> {
 }
 
 pub fn stats(k: usize) -> StepStats {
-    StepStats {
-        iterations: [k, 2 * k, 3 * k],
-        residual: [1e-9 * k as f64, 2e-9, 3e-9],
-        backtracks: [0, k % 3, 1],
-        h: 1e-3 / (1 + k % 2) as f64,
+    let mut s = StepStats::new(3);
+    let iterations = [k, 2 * k, 3 * k];
+    let residual = [1e-9 * k as f64, 2e-9, 3e-9];
+    let backtracks = [0, k % 3, 1];
+    for (i, st) in s.stages_mut().iter_mut().enumerate() {
+        st.iterations = iterations[i];
+        st.residual = residual[i];
+        st.backtracks = backtracks[i];
+        st.solves = 1;
     }
+    s.h = 1e-3 / (1 + k % 2) as f64;
+    s
 }
 
 pub fn energy(k: usize) -> Energy {
@@ -187,9 +195,14 @@ pub fn check_file(path: &std::path::Path, n: usize) {
     assert_eq!(h.len(), n);
     for k in 0..n {
         let s = stats(k);
-        assert_eq!(&it[3 * k..3 * k + 3], s.iterations.map(|i| i as u64));
-        assert_eq!(&res[3 * k..3 * k + 3], s.residual);
-        assert_eq!(&bt[3 * k..3 * k + 3], s.backtracks.map(|i| i as u64));
+        // NSGA: one column per stage (smooth, position, velocity); zeros for the initial record.
+        let col = |i: usize| s.stages().get(i).copied().unwrap_or_default();
+        let its: Vec<u64> = (0..3).map(|i| col(i).iterations as u64).collect();
+        let ress: Vec<f64> = (0..3).map(|i| col(i).residual).collect();
+        let bts: Vec<u64> = (0..3).map(|i| col(i).backtracks as u64).collect();
+        assert_eq!(&it[3 * k..3 * k + 3], &its[..]);
+        assert_eq!(&res[3 * k..3 * k + 3], &ress[..]);
+        assert_eq!(&bt[3 * k..3 * k + 3], &bts[..]);
         assert_eq!(h[k], s.h);
         let e = energy(k);
         assert_eq!(

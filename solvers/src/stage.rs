@@ -1,0 +1,443 @@
+//! A stage of a time-stepping scheme: one nonlinear subproblem with its own unknowns (the free
+//! nodes' unknowns and the multipliers of the elements that take part), sparsity pattern, LU
+//! factorization, Newton loop and statistics.
+//!
+//! A scheme is a sequence of stages over one shared [`State`]: NSGA is smooth, position,
+//! velocity; a static solve is one stage; a stage may run again within a step with updated data
+//! (an impact sequence). A stage knows nothing of the scheme: the caller gives it the stage
+//! context ([`StepCx`]: factors and descriptors, see `saltus_core::stage`), the tolerances and
+//! the map from its node unknowns to node states.
+//!
+//! ```text
+//! stage.reset(&mut state);                     // zero unknowns and multipliers
+//! let report = stage.newton(&model, &mut state, &cx, &tol, step, None, update_velocity_states)?;
+//! ```
+
+use crate::error::SolveError;
+use crate::state::State;
+use nalgebra::{DMatrix, DVector};
+use saltus_core::assembly::LevelSystem;
+use saltus_core::linear::SparseLu;
+use saltus_core::stage::evaluate_element;
+use saltus_core::{Level, LocalSystem, Model, NodeKind, StepCx};
+
+/// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
+/// round-off floor of the constraint rows, or when a correction is below round-off.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative tolerance `tol_r`.
+    pub tol: f64,
+    /// Reference residual `tol_f`.
+    pub tol_f: f64,
+    /// Iteration cap.
+    pub max_iterations: usize,
+    /// Backtrack (halve the correction, up to 6 times) when a full Newton correction does not
+    /// decrease `‖r‖` (Armijo, sufficient decrease 10⁻⁴).
+    pub line_search: bool,
+}
+
+/// Norms of one assembled residual.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResidualNorms {
+    /// `‖r‖₂` of the assembled residual.
+    pub norm: f64,
+    /// `Σ_k ‖r_k‖`: sum of element residual norms and element-reported force magnitudes
+    /// (reference of the convergence test, spec §10).
+    pub reference: f64,
+}
+
+/// Outcome of one converged Newton solve of a stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NewtonReport {
+    /// Newton iterations (linear solves).
+    pub iterations: usize,
+    /// Final residual norm.
+    pub residual: f64,
+    /// Line-search backtracks.
+    pub backtracks: usize,
+}
+
+/// Statistics of a stage accumulated over a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageSummary {
+    /// Stage name (e.g. "smooth").
+    pub name: String,
+    /// Newton solves performed (more than the steps when a stage repeats within a step).
+    pub solves: usize,
+    /// Total Newton iterations.
+    pub iterations: usize,
+    /// Largest Newton iteration count of one solve.
+    pub max_iterations: usize,
+    /// Total line-search backtracks.
+    pub backtracks: usize,
+    /// Symbolic LU factorizations (one per pattern while the topology holds).
+    pub symbolic_factorizations: usize,
+    /// Numeric LU factorizations.
+    pub numeric_factorizations: usize,
+}
+
+/// One stage: unknowns, pattern, factorization, multipliers and statistics.
+pub struct Stage {
+    name: String,
+    level: Level,
+    /// Pattern, slot map, matrix values and right-hand side.
+    pub system: LevelSystem,
+    lu: SparseLu,
+    mult: Vec<f64>,
+    saved_mult: Vec<f64>,
+    delta: Vec<f64>,
+    r_loc: DVector<f64>,
+    h_loc: DMatrix<f64>,
+    summary: StageSummary,
+}
+
+impl Stage {
+    /// A stage named `name` whose raw elements contribute at `level` (physics-interface elements
+    /// take part according to the stage context), over the elements of `model`.
+    pub fn new(name: impl Into<String>, level: Level, model: &Model, state: &State) -> Self {
+        let system = LevelSystem::new(level, model.nodes(), &state.numbering, model.elements(), 0);
+        let n_mult = system.n - system.n_node_dofs;
+        let name = name.into();
+        Self {
+            lu: SparseLu::new(),
+            mult: vec![0.0; n_mult],
+            saved_mult: vec![0.0; n_mult],
+            delta: vec![0.0; system.n],
+            r_loc: DVector::zeros(system.max_local),
+            h_loc: DMatrix::zeros(system.max_local, system.max_local),
+            summary: StageSummary {
+                name: name.clone(),
+                ..Default::default()
+            },
+            name,
+            level,
+            system,
+        }
+    }
+
+    /// The stage's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The level raw elements evaluate at.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// Statistics accumulated so far.
+    pub fn summary(&self) -> &StageSummary {
+        &self.summary
+    }
+
+    /// All multipliers of the stage (element order, scaled by the stage's `k`).
+    pub fn multipliers(&self) -> &[f64] {
+        &self.mult
+    }
+
+    /// Multipliers of element `ie` (empty if it has none at this stage).
+    pub fn element_multipliers(&self, ie: usize) -> &[f64] {
+        let (a, n) = self.system.mult_range[ie];
+        &self.mult[a..a + n]
+    }
+
+    /// Zero the multipliers and the shared node unknowns (start of a solve).
+    pub fn reset(&mut self, state: &mut State) {
+        state.reset_unknowns();
+        self.mult.fill(0.0);
+    }
+
+    /// Assemble the stage's residual and iteration matrix at the current state. `smooth` gives
+    /// the stage whose multipliers elements read as `mult_smooth` (NSGA's smooth stage for the
+    /// corrections; `None`: this stage's own).
+    pub fn assemble(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+    ) -> Result<ResidualNorms, SolveError> {
+        let Self {
+            system,
+            mult,
+            r_loc,
+            h_loc,
+            ..
+        } = self;
+        system.zero();
+        let mut reference = 0.0;
+        let smooth_is_cur = smooth.is_none();
+        for (ie, element) in model.elements().iter().enumerate() {
+            if !system.active[ie] {
+                continue;
+            }
+            let nn = state.gather(model, ie);
+            let n = system.local_size(ie);
+            // Zero the top-left n×n block column by column on the raw column-major storage.
+            let ld = h_loc.nrows();
+            let hs = h_loc.as_mut_slice();
+            for j in 0..n {
+                hs[j * ld..j * ld + n].fill(0.0);
+            }
+            r_loc.as_mut_slice()[..n].fill(0.0);
+            let (m0, m) = system.mult_range[ie];
+            let own = &mult[m0..m0 + m];
+            let mult_smooth = match smooth {
+                Some(s) => s.element_multipliers(ie),
+                None => own,
+            };
+            let mut scratch = std::mem::take(&mut state.scratch);
+            let result = {
+                let local = state.gathered(nn, smooth_is_cur, own, mult_smooth);
+                let mut out = LocalSystem {
+                    residual: r_loc.rows_mut(0, n),
+                    hessian: h_loc.view_mut((0, 0), (n, n)),
+                    reference: 0.0,
+                };
+                evaluate_element(element.as_ref(), cx, &local, &mut out, &mut scratch)
+                    .map(|()| out.reference)
+            };
+            state.scratch = scratch;
+            let extra = result.map_err(|source| SolveError::Element {
+                step,
+                t: cx.t,
+                level: cx.level,
+                element: model.element_names()[ie].clone(),
+                source,
+            })?;
+            let rn = r_loc.rows(0, n).norm();
+            if !rn.is_finite() || h_loc.view((0, 0), (n, n)).iter().any(|v| !v.is_finite()) {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: format!("element `{}`", model.element_names()[ie]),
+                });
+            }
+            reference += rn + extra;
+            system.scatter(ie, r_loc, Some(h_loc));
+        }
+        let norm = system.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+        Ok(ResidualNorms { norm, reference })
+    }
+
+    /// Factorize the assembled matrix and solve `S Δ = −r` into the stage's correction.
+    ///
+    /// The multiplier block of the iteration matrix is regularized by `−ε k²/p` (ε =
+    /// [`REGULARIZATION`]): redundant constraints (a planar mechanism built from 3-D joints, a
+    /// stick row repeating a joint row) make the exact saddle-point matrix singular. Only the
+    /// Jacobian is modified, never the residual, so the converged state still satisfies the
+    /// exact equations; redundant multipliers are split along the Newton path.
+    pub fn solve(&mut self, cx: &StepCx, step: usize) -> Result<(), SolveError> {
+        let (level, t) = (cx.level, cx.t);
+        self.system
+            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        let err = |source| SolveError::Linear {
+            step,
+            t,
+            level,
+            source,
+        };
+        self.lu
+            .factorize(&self.system.matrix, self.system.generation)
+            .map_err(err)?;
+        for (d, r) in self.delta.iter_mut().zip(&self.system.rhs) {
+            *d = -r;
+        }
+        self.lu.solve_in_place(&mut self.delta).map_err(err)?;
+        if self.delta.iter().any(|v| !v.is_finite()) {
+            return Err(SolveError::NonFinite {
+                step,
+                t,
+                level,
+                what: "Newton correction (singular iteration matrix: redundant constraints, or a motion without mass?)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Newton loop on this stage (step index `step` for error messages). Each iteration
+    /// assembles, tests convergence, solves `S Δ = −r`, adds the node part of `Δ` to
+    /// [`State::unknown`] and the multiplier part to the stage's multipliers, then calls
+    /// `update(state)` to recompute the node states from the unknowns. Allocation-free.
+    pub fn newton(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        mut update: impl FnMut(&mut State),
+    ) -> Result<NewtonReport, SolveError> {
+        let mut it = 0;
+        // Backtracking (Armijo on ‖r‖, spec §10 "line search"): the last full correction and
+        // the iterate it started from, the step fraction and the residual before the step.
+        let mut alpha = 1.0;
+        let mut prev_norm = f64::INFINITY;
+        let mut backtracks = 0;
+        let mut total_backtracks = 0;
+        // Constraint rows are `k g(q)` when the stage moves the configuration only, `k g_q v`
+        // otherwise: their round-off floor scales with positions or velocities.
+        let positions = cx.dv_dv == 0.0;
+        let result = loop {
+            let ResidualNorms { norm, reference } =
+                self.assemble(model, state, cx, step, smooth)?;
+            // Spec §10 test, plus the round-off floor of the constraint rows: `g` is computed
+            // from coordinates of size `state_scale`, so it cannot be resolved below ~ε·scale.
+            let round_off = ROUND_OFF * cx.k * state.scale(positions);
+            let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
+            let can_backtrack = tol.line_search && it > 0 && backtracks < MAX_BACKTRACKS;
+            if !norm.is_finite() && !can_backtrack {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: "assembled residual".into(),
+                });
+            }
+            if norm <= tolerance {
+                break (it, norm);
+            }
+            // Not enough decrease (or a non-finite residual): retry with half the step.
+            let sufficient = norm <= (1.0 - ARMIJO * alpha) * prev_norm;
+            if can_backtrack && !sufficient {
+                alpha *= 0.5;
+                backtracks += 1;
+                total_backtracks += 1;
+                self.set_iterate(state, alpha);
+                update(state);
+                continue;
+            }
+            if it == tol.max_iterations {
+                return Err(SolveError::NonConvergence {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    iterations: it,
+                    residual: norm,
+                    tolerance,
+                });
+            }
+            self.solve(cx, step)?;
+            let nd = self.system.n_node_dofs;
+            // Round-off plateau: a correction below the resolution of the unknowns cannot
+            // reduce the residual further; nor can one below `tol` (relative to the corrected
+            // quantities) once the residual has stopped decreasing — the residual is then at
+            // the round-off floor of forces computed from absolute coordinates (e.g. EA ε|x|/L of
+            // a stiff beam), which the residual test cannot know.
+            let (sn, sm) = (state.scale(positions), amax(&self.mult));
+            let (dn, dm) = (amax(&self.delta[..nd]), amax(&self.delta[nd..]));
+            let at_round_off = dn <= STAGNATION * (1.0 + sn) && dm <= STAGNATION * (1.0 + sm);
+            let plateau = it > 0
+                && norm > 0.5 * prev_norm
+                && norm <= PLATEAU_FACTOR * tolerance
+                && dn <= tol.tol * (1.0 + sn)
+                && dm <= tol.tol * (1.0 + sm);
+            let stagnated = at_round_off || plateau;
+            state.saved_unknown.copy_from_slice(&state.unknown);
+            self.saved_mult.copy_from_slice(&self.mult);
+            // Damping of large rotation corrections: a rotation increment beyond π aliases
+            // (exp is 2π-periodic), so Newton could converge to a spurious extra turn.
+            let rot = self.max_rotation_correction(state, cx.dq_dv);
+            alpha = if rot > MAX_ROTATION_STEP {
+                MAX_ROTATION_STEP / rot
+            } else {
+                1.0
+            };
+            backtracks = 0;
+            prev_norm = norm;
+            self.set_iterate(state, alpha);
+            update(state);
+            it += 1;
+            if stagnated {
+                break (it, norm);
+            }
+        };
+        let report = NewtonReport {
+            iterations: result.0,
+            residual: result.1,
+            backtracks: total_backtracks,
+        };
+        self.record(&report);
+        Ok(report)
+    }
+
+    fn record(&mut self, r: &NewtonReport) {
+        let s = &mut self.summary;
+        s.solves += 1;
+        s.iterations += r.iterations;
+        s.max_iterations = s.max_iterations.max(r.iterations);
+        s.backtracks += r.backtracks;
+        s.symbolic_factorizations = self.lu.symbolic_count;
+        s.numeric_factorizations = self.lu.numeric_count;
+    }
+
+    /// Largest rotation [rad] that the last correction applies to a frame node:
+    /// `dq_dv · |Δ_rot|`.
+    fn max_rotation_correction(&self, state: &State, dq_dv: f64) -> f64 {
+        let mut m: f64 = 0.0;
+        for i in 0..state.kinds.len() {
+            if state.kinds[i] != NodeKind::Frame {
+                continue;
+            }
+            if let Some(off) = state.offset(i) {
+                let d = &self.delta[off + 3..off + 6];
+                m = m.max((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt());
+            }
+        }
+        m * dq_dv
+    }
+
+    /// Unknowns and multipliers = saved iterate + `alpha` × last correction.
+    fn set_iterate(&mut self, state: &mut State, alpha: f64) {
+        let nd = self.system.n_node_dofs;
+        for ((m, m0), d) in self
+            .mult
+            .iter_mut()
+            .zip(&self.saved_mult)
+            .zip(&self.delta[nd..])
+        {
+            *m = m0 + alpha * d;
+        }
+        for i in 0..state.kinds.len() {
+            state.unknown[i] = state.saved_unknown[i];
+            if let Some(off) = state.offset(i) {
+                for k in 0..state.kinds[i].ndof() {
+                    state.unknown[i][k] += alpha * self.delta[off + k];
+                }
+            }
+        }
+    }
+}
+
+/// Relative size of a Newton correction at which the iterate has stopped changing beyond
+/// round-off (≈ 500 ulp).
+const STAGNATION: f64 = 1e-13;
+
+/// Relative regularization of the multiplier diagonal of the iteration matrices (see
+/// [`Stage::solve`]): small enough to leave Newton's convergence quadratic in practice,
+/// large enough to keep redundant constraint sets factorizable in double precision.
+pub const REGULARIZATION: f64 = 1e-10;
+
+/// Largest rotation [rad] a single Newton correction may apply to a node (larger ones are
+/// scaled down): well below π, where the exponential map aliases.
+const MAX_ROTATION_STEP: f64 = 0.5;
+
+/// A residual plateau is accepted as converged only within this factor of the tolerance.
+const PLATEAU_FACTOR: f64 = 1e4;
+
+/// Sufficient-decrease constant of the line search.
+const ARMIJO: f64 = 1e-4;
+
+/// Largest number of step halvings per Newton correction.
+const MAX_BACKTRACKS: usize = 6;
+
+/// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
+/// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
+const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
+
+fn amax(v: &[f64]) -> f64 {
+    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}

@@ -1,0 +1,195 @@
+//! The model's node states during a solve and the per-node buffers every stage works on.
+//!
+//! A [`State`] is shared by all stages of a scheme: the converged state at `t_n` (`prev`), the
+//! stage base (`smooth`: the converged smooth state in NSGA, the configuration a correction
+//! starts from), the current iterate (`cur`) and, per node, the stage unknown, increment and
+//! rotation tangent. A stage ([`crate::stage::Stage`]) owns everything that is specific to its
+//! unknowns (pattern, LU, multipliers); the mapping from its node unknowns to node states is the
+//! `update` function handed to [`crate::stage::Stage::newton`] (e.g. [`update_position_states`],
+//! [`update_velocity_states`]).
+
+use nalgebra::{Matrix3, Vector3, Vector6};
+use saltus_core::assembly::{NodeNumbering, FIXED};
+use saltus_core::lie;
+use saltus_core::stage::Scratch;
+use saltus_core::{LocalState, Model, NodeKind, NodeState};
+
+/// Node states and per-node buffers of a solve.
+pub struct State {
+    /// Node unknown numbering (shared by all stages).
+    pub numbering: NodeNumbering,
+    /// Node kinds, in node order.
+    pub kinds: Vec<NodeKind>,
+    /// Converged state at `t_n`.
+    pub prev: Vec<NodeState>,
+    /// Base state of the correction stages (the converged smooth state of the current step).
+    pub smooth: Vec<NodeState>,
+    /// Current iterate.
+    pub cur: Vec<NodeState>,
+    /// Per node: the current stage's unknown (smooth `ṽ − ṽ*`, position/static `U`, velocity `W`).
+    pub unknown: Vec<Vector6<f64>>,
+    /// Per-node increment of the current stage (see `LocalState::incr`).
+    pub incr: Vec<Vector6<f64>>,
+    /// Per-node rotation tangent of the current stage.
+    pub tangent: Vec<Matrix3<f64>>,
+    pub(crate) saved_unknown: Vec<Vector6<f64>>,
+    pub(crate) scratch: Scratch,
+    g_kinds: Vec<NodeKind>,
+    g_nodes: Vec<NodeState>,
+    g_prev: Vec<NodeState>,
+    g_smooth: Vec<NodeState>,
+    g_tangent: Vec<Matrix3<f64>>,
+    g_incr: Vec<Vector6<f64>>,
+}
+
+impl State {
+    /// Buffers for `model` at its initial state.
+    pub fn new(model: &Model) -> Self {
+        let nodes = model.nodes();
+        let kinds: Vec<NodeKind> = nodes.iter().map(|n| n.kind).collect();
+        let max_nodes = model
+            .elements()
+            .iter()
+            .map(|e| e.nodes().len())
+            .max()
+            .unwrap_or(0);
+        let init: Vec<NodeState> = nodes.iter().map(|n| n.initial).collect();
+        let n = nodes.len();
+        Self {
+            numbering: NodeNumbering::new(nodes),
+            scratch: Scratch::for_elements(model.elements(), &kinds),
+            prev: init.clone(),
+            smooth: init.clone(),
+            cur: init,
+            unknown: vec![Vector6::zeros(); n],
+            incr: vec![Vector6::zeros(); n],
+            tangent: vec![Matrix3::identity(); n],
+            saved_unknown: vec![Vector6::zeros(); n],
+            g_kinds: vec![NodeKind::Point; max_nodes],
+            g_nodes: vec![NodeState::default(); max_nodes],
+            g_prev: vec![NodeState::default(); max_nodes],
+            g_smooth: vec![NodeState::default(); max_nodes],
+            g_tangent: vec![Matrix3::identity(); max_nodes],
+            g_incr: vec![Vector6::zeros(); max_nodes],
+            kinds,
+        }
+    }
+
+    /// Global offset of node `i`'s unknowns, `None` for a fixed node.
+    #[inline]
+    pub fn offset(&self, i: usize) -> Option<usize> {
+        let off = self.numbering.offset[i];
+        (off != FIXED).then_some(off)
+    }
+
+    /// Reset the unknowns, increments and tangents of every node (start of a stage).
+    pub fn reset_unknowns(&mut self) {
+        self.unknown.fill(Vector6::zeros());
+        self.incr.fill(Vector6::zeros());
+        self.tangent.fill(Matrix3::identity());
+    }
+
+    /// Gather element `ie`'s node data into the gather buffers; returns the node count.
+    pub fn gather(&mut self, model: &Model, ie: usize) -> usize {
+        let ids = model.elements()[ie].nodes();
+        for (k, id) in ids.iter().enumerate() {
+            let i = id.index();
+            self.g_kinds[k] = self.kinds[i];
+            self.g_nodes[k] = self.cur[i];
+            self.g_prev[k] = self.prev[i];
+            self.g_smooth[k] = self.smooth[i];
+            self.g_tangent[k] = self.tangent[i];
+            self.g_incr[k] = self.incr[i];
+        }
+        ids.len()
+    }
+
+    /// Local view of the last gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
+    /// makes the base state the current iterate (the smooth stage is its own base).
+    pub fn gathered<'a>(
+        &'a self,
+        nn: usize,
+        smooth_is_cur: bool,
+        mult: &'a [f64],
+        mult_smooth: &'a [f64],
+    ) -> LocalState<'a> {
+        LocalState {
+            kinds: &self.g_kinds[..nn],
+            nodes: &self.g_nodes[..nn],
+            prev: &self.g_prev[..nn],
+            smooth: if smooth_is_cur {
+                &self.g_nodes[..nn]
+            } else {
+                &self.g_smooth[..nn]
+            },
+            rot_tangent: &self.g_tangent[..nn],
+            incr: &self.g_incr[..nn],
+            mult,
+            mult_smooth,
+        }
+    }
+
+    /// The gathered node states of the last gathered element.
+    pub fn gathered_nodes(&self, nn: usize) -> &[NodeState] {
+        &self.g_nodes[..nn]
+    }
+
+    /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
+    pub(crate) fn scale(&self, positions: bool) -> f64 {
+        let mut s: f64 = 0.0;
+        for (i, n) in self.cur.iter().enumerate() {
+            if self.offset(i).is_none() {
+                continue;
+            }
+            s = if positions {
+                s.max(n.x.amax())
+            } else {
+                s.max(n.v.amax()).max(n.omega.amax())
+            };
+        }
+        s
+    }
+}
+
+pub(crate) fn split(v: &Vector6<f64>) -> (Vector3<f64>, Vector3<f64>) {
+    (
+        v.fixed_rows::<3>(0).into_owned(),
+        v.fixed_rows::<3>(3).into_owned(),
+    )
+}
+
+/// Configuration correction from the base: `x = x̃ + U_x`, `R = R̃ exp(U_Θ)`, tangent
+/// `T(U_Θ)` (spec §5, §12). The position-correction and static stages use it.
+pub fn update_position_states(st: &mut State) {
+    for i in 0..st.kinds.len() {
+        if st.offset(i).is_none() {
+            continue;
+        }
+        let (ux, ut) = split(&st.unknown[i]);
+        let base = st.smooth[i];
+        let s = &mut st.cur[i];
+        s.x = base.x + ux;
+        if st.kinds[i] == NodeKind::Frame {
+            s.r = base.r * lie::exp(&ut);
+            st.tangent[i] = lie::tangent(&ut);
+        }
+        st.incr[i] = st.unknown[i];
+    }
+}
+
+/// Velocity jump from the base: `v = ṽ + W`, configuration frozen (spec §6).
+pub fn update_velocity_states(st: &mut State) {
+    for i in 0..st.kinds.len() {
+        if st.offset(i).is_none() {
+            continue;
+        }
+        let (wx, wt) = split(&st.unknown[i]);
+        let base = st.smooth[i];
+        let s = &mut st.cur[i];
+        s.v = base.v + wx;
+        if st.kinds[i] == NodeKind::Frame {
+            s.omega = base.omega + wt;
+        }
+        st.incr[i] = st.unknown[i];
+    }
+}
