@@ -38,6 +38,9 @@ pub enum Level {
     /// Quasi-static equilibrium (load stepping): unknowns `U`, multipliers `ν`;
     /// residual `−f(q) − g_qᵀ(k ν − p g)`, `−k g`.
     Static,
+    /// A stage of another scheme: its descriptors ([`StepCx`]) define what the physics
+    /// interfaces contribute; raw level methods take no part.
+    Custom,
 }
 
 impl Level {
@@ -52,6 +55,7 @@ impl Level {
             Level::Position => 1,
             Level::Velocity => 2,
             Level::Static => 3,
+            Level::Custom => 4,
         }
     }
 
@@ -62,6 +66,7 @@ impl Level {
             Level::Position => "position",
             Level::Velocity => "velocity",
             Level::Static => "static",
+            Level::Custom => "custom",
         }
     }
 }
@@ -153,14 +158,37 @@ pub enum InertiaTerm {
 
 impl StepCx {
     /// Inertia term and force-difference flag of the NSGA level `level` (module table of
-    /// [`crate::stage`]).
+    /// [`crate::stage`]); a [`Level::Custom`] stage sets its own (none here).
     pub fn level_terms(level: Level) -> (InertiaTerm, bool) {
         match level {
             Level::Smooth => (InertiaTerm::Acceleration, false),
             Level::Position | Level::Velocity => (InertiaTerm::Increment, true),
-            Level::Static => (InertiaTerm::None, false),
+            Level::Static | Level::Custom => (InertiaTerm::None, false),
         }
     }
+
+    /// How the stage's node unknown moves the state (for checks that perturb it).
+    pub fn motion(&self) -> StageMotion {
+        if self.dq_dv != 0.0 && self.dv_dv != 0.0 {
+            StageMotion::Rates
+        } else if self.dq_dv != 0.0 {
+            StageMotion::Configuration
+        } else {
+            StageMotion::Velocity
+        }
+    }
+}
+
+/// How a stage's node unknown `u` moves the node states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageMotion {
+    /// `u` moves velocities, accelerations and (by `dq_dv`) the configuration from `q_n`
+    /// (NSGA smooth stage: `Δq = Δq* + (hβ/γ) u`).
+    Rates,
+    /// `u` is a configuration increment from the base (`q = q̃ ⊕ u`; position, static).
+    Configuration,
+    /// `u` is a velocity increment from the base, configuration frozen (`v = ṽ + u`).
+    Velocity,
 }
 
 /// Read-only gathered view of an element's nodes and multipliers (spec §11.1).
@@ -329,6 +357,7 @@ pub trait Element: Send + Sync + fmt::Debug {
             Level::Position => self.position(cx, s, out),
             Level::Velocity => self.velocity(cx, s, out),
             Level::Static => self.static_eq(cx, s, out),
+            Level::Custom => Ok(()),
         }
     }
     /// Called after a level has converged (e.g. a contact freezes its position status for the

@@ -6,7 +6,9 @@
 //! `(r(u + ε e_j) − r(u − ε e_j)) / 2ε`, where moving the unknown `u` moves the state exactly as
 //! the solver does at that level (module docs of [`crate::element`]).
 
-use crate::element::{Element, ElementError, Level, LocalState, LocalSystem, StepCx};
+use crate::element::{
+    Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StageMotion, StepCx,
+};
 use crate::lie;
 use crate::node::{NodeKind, NodeState};
 use crate::stage::{evaluate_element, Scratch};
@@ -124,8 +126,8 @@ impl LocalFixture {
             let lin = d.fixed_rows::<3>(0).into_owned();
             let ang = d.fixed_rows::<3>(3).into_owned();
             let base = &self.smooth[k];
-            let (s, t) = match cx.level {
-                Level::Smooth => {
+            let (s, t) = match cx.motion() {
+                StageMotion::Rates => {
                     // u = ṽ; the fixture stores Δq; moving u by du moves Δq by dq_dv du.
                     let p = &self.prev[k];
                     let mut s = *base;
@@ -142,7 +144,7 @@ impl LocalFixture {
                         },
                     )
                 }
-                Level::Position | Level::Static => {
+                StageMotion::Configuration => {
                     let mut s = *base;
                     s.x = base.x + lin;
                     if frame {
@@ -157,7 +159,7 @@ impl LocalFixture {
                         },
                     )
                 }
-                Level::Velocity => {
+                StageMotion::Velocity => {
                     let mut s = *base;
                     s.v = base.v + lin;
                     if frame {
@@ -234,7 +236,7 @@ pub fn eval_local(
             kinds: &fx.kinds,
             nodes: &nodes,
             prev: &fx.prev,
-            smooth: if cx.level == Level::Smooth {
+            smooth: if cx.motion() == StageMotion::Rates {
                 &nodes
             } else {
                 &fx.smooth
@@ -278,8 +280,8 @@ pub fn check_hessian(
             if j < n_node {
                 let (node, dof) = locate(&fx.kinds, j);
                 let du = sign * eps;
-                match cx.level {
-                    Level::Smooth => {
+                match cx.motion() {
+                    StageMotion::Rates => {
                         incr[node][dof] += cx.dq_dv * du;
                         rate_shift = Some((node, dof, du));
                     }
@@ -333,7 +335,7 @@ fn eval_smooth_aware(
     mult: &[f64],
     rate_shift: Option<(usize, usize, f64)>,
 ) -> Result<(DVector<f64>, DMatrix<f64>), ElementError> {
-    if cx.level != Level::Smooth || rate_shift.is_none() {
+    if cx.motion() != StageMotion::Rates || rate_shift.is_none() {
         return eval_local(element, cx, fx, incr, mult);
     }
     let (node, dof, du) = rate_shift.unwrap_or((0, 0, 0.0));
@@ -378,8 +380,13 @@ pub fn test_cx(level: Level) -> StepCx {
         Level::Position => (1.0, 0.0, 0.0, 0.5 * h * h),
         Level::Velocity => (0.0, 0.0, 1.0, h),
         Level::Static => (1.0, 0.0, 0.0, 1.0),
+        // A velocity-impulse stage of another scheme: M (v − v_n) − h f(q_n, v) = 0.
+        Level::Custom => (0.0, 0.0, 1.0, h),
     };
-    let (inertia, force_difference) = StepCx::level_terms(level);
+    let (inertia, force_difference) = match level {
+        Level::Custom => (InertiaTerm::Increment, false),
+        _ => StepCx::level_terms(level),
+    };
     StepCx {
         level,
         t: 0.37,

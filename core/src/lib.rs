@@ -18,7 +18,7 @@ pub mod stage;
 
 pub use element::{
     Element, ElementError, Energy, InertiaTerm, Level, Levels, LocalState, LocalSystem, OutputSpec,
-    OutputState, StepCx,
+    OutputState, StageMotion, StepCx,
 };
 pub use model::{BuildError, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};

@@ -118,6 +118,40 @@ fn add_block(m: &mut DMatrixViewMut<'_, f64>, row: usize, col: usize, value: &Ma
     }
 }
 
+/// What a force depends on besides time and load factor. The stage assembly skips terms that
+/// are exactly zero: the tangent a force does not have, and the difference `f − f_base` of a
+/// force that cannot have changed. The finite-difference checks verify the declaration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dependence {
+    /// `f` depends on the configuration `q` (has a stiffness).
+    pub configuration: bool,
+    /// `f` depends on the velocities `v` (has a damping).
+    pub velocity: bool,
+}
+
+impl Dependence {
+    /// Depends on `q` and `v` (the default).
+    pub const ALL: Dependence = Dependence {
+        configuration: true,
+        velocity: true,
+    };
+    /// Constant in `q` and `v` (e.g. gravity, a fixed-direction load).
+    pub const NONE: Dependence = Dependence {
+        configuration: false,
+        velocity: false,
+    };
+    /// Depends on `q` only (e.g. an elastic spring, a follower load).
+    pub const CONFIGURATION: Dependence = Dependence {
+        configuration: true,
+        velocity: false,
+    };
+    /// Depends on `v` only (e.g. a linear damper on absolute velocity, a gyroscopic moment).
+    pub const VELOCITY: Dependence = Dependence {
+        configuration: false,
+        velocity: true,
+    };
+}
+
 /// An applied force `f(q, v, t)` on the element's nodes: loads, springs, dampers, internal
 /// elastic forces of flexible members, gravity (`nsga.md` §11.2, force element).
 ///
@@ -128,6 +162,11 @@ fn add_block(m: &mut DMatrixViewMut<'_, f64>, row: usize, col: usize, value: &Ma
 pub trait Force: Send + Sync {
     /// Add `f`, and (when `s.tangents`) `K` and `C`, into `out`.
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError>;
+
+    /// What `f` depends on (default: configuration and velocity).
+    fn dependence(&self) -> Dependence {
+        Dependence::ALL
+    }
 }
 
 /// Inertia of the element's nodes (`contact-elements.md` §2.1, `nsga.md` §11.2): a
@@ -152,6 +191,11 @@ pub trait Inertia: Send + Sync {
         _out: &mut ForceTerms<'_>,
     ) -> Result<(), ElementError> {
         Ok(())
+    }
+
+    /// What the inertial force depends on (default: nothing, i.e. no inertial force).
+    fn inertial_force_dependence(&self) -> Dependence {
+        Dependence::NONE
     }
 }
 

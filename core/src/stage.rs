@@ -29,26 +29,21 @@
 
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
 use crate::node::{NodeKind, NodeState};
-use crate::physics::{ForceTerms, PhysicsState};
-use nalgebra::{DMatrix, DVector, Vector3};
+use crate::physics::{Dependence, ForceTerms, PhysicsState};
+use nalgebra::{DMatrixViewMut, DVectorViewMut, Vector3};
 
 /// Per-evaluation scratch of [`evaluate_element`], sized once for the largest element so that
-/// evaluation never allocates.
-#[derive(Clone, Debug)]
+/// evaluation never allocates. Matrices are stored contiguously with leading dimension `n`
+/// (the element's node unknowns) so the assembly loops run over plain slices.
+#[derive(Clone, Debug, Default)]
 pub struct Scratch {
-    f: DVector<f64>,
-    k: DMatrix<f64>,
-    c: DMatrix<f64>,
-    m: DMatrix<f64>,
-    a: DVector<f64>,
-    d: DVector<f64>,
+    f: Vec<f64>,
+    k: Vec<f64>,
+    c: Vec<f64>,
+    m: Vec<f64>,
+    a: Vec<f64>,
+    d: Vec<f64>,
     at_rest: Vec<NodeState>,
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Self::new(0, 0)
-    }
 }
 
 impl Scratch {
@@ -56,12 +51,12 @@ impl Scratch {
     pub fn new(max_nodes: usize, max_node_dofs: usize) -> Self {
         let n = max_node_dofs;
         Self {
-            f: DVector::zeros(n),
-            k: DMatrix::zeros(n, n),
-            c: DMatrix::zeros(n, n),
-            m: DMatrix::zeros(n, n),
-            a: DVector::zeros(n),
-            d: DVector::zeros(n),
+            f: vec![0.0; n],
+            k: vec![0.0; n * n],
+            c: vec![0.0; n * n],
+            m: vec![0.0; n * n],
+            a: vec![0.0; n],
+            d: vec![0.0; n],
             at_rest: vec![NodeState::default(); max_nodes],
         }
     }
@@ -153,12 +148,14 @@ pub fn evaluate_element(
             reference += add_inertia(inertia, cx, s, n, out, m, a);
             let eval =
                 |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| inertia.inertial_force(st, t);
-            reference += add_force_terms(eval, cx, s, &ps, &base, n, out, f, k, c, d)?;
+            let dep = inertia.inertial_force_dependence();
+            reference += add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d)?;
             terms += 2;
         }
         if let Some(force) = force {
             let eval = |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| force.force(st, t);
-            reference += add_force_terms(eval, cx, s, &ps, &base, n, out, f, k, c, d)?;
+            let dep = force.dependence();
+            reference += add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d)?;
             terms += 1;
         }
         if terms > 1 {
@@ -179,12 +176,12 @@ fn add_inertia(
     s: &LocalState<'_>,
     n: usize,
     out: &mut LocalSystem<'_>,
-    m: &mut DMatrix<f64>,
-    a: &mut DVector<f64>,
+    m: &mut [f64],
+    a: &mut [f64],
 ) -> f64 {
-    let mut mv = m.view_mut((0, 0), (n, n));
-    mv.fill(0.0);
-    inertia.mass_matrix(s.kinds, &mut mv);
+    let m = &mut m[..n * n];
+    m.fill(0.0);
+    inertia.mass_matrix(s.kinds, &mut DMatrixViewMut::from_slice(m, n, n));
     let da = match cx.inertia {
         InertiaTerm::Acceleration => cx.dvdot_dv,
         _ => 1.0,
@@ -195,42 +192,61 @@ fn add_inertia(
         match cx.inertia {
             InertiaTerm::Acceleration => {
                 let st = &s.nodes[i];
-                for d in 0..3 {
-                    a[o + d] = st.vdot[d];
-                    if nd == 6 {
-                        a[o + 3 + d] = st.omegadot[d];
-                    }
+                a[o..o + 3].copy_from_slice(st.vdot.as_slice());
+                if nd == 6 {
+                    a[o + 3..o + 6].copy_from_slice(st.omegadot.as_slice());
                 }
             }
-            _ => {
-                for d in 0..nd {
-                    a[o + d] = s.incr[i][d];
-                }
-            }
+            _ => a[o..o + nd].copy_from_slice(&s.incr[i].as_slice()[..nd]),
         }
         o += nd;
     }
-    let mut blocks = [0.0; 3];
-    let mut norms = 0.0;
-    for i in 0..n {
-        let mut ma = 0.0;
-        for j in 0..n {
-            let mij = m[(i, j)];
-            ma += mij * a[j];
-            out.hessian[(i, j)] += da * mij;
+    // M a (column sweep) and H += da M, column by column.
+    let fast = n <= MAX_FAST;
+    let mut ma_buf = [0.0; MAX_FAST];
+    let ma = &mut ma_buf[..n.min(MAX_FAST)];
+    for j in 0..n {
+        let col = &m[j * n..(j + 1) * n];
+        let aj = a[j];
+        if fast {
+            for (x, mij) in ma.iter_mut().zip(col) {
+                *x += mij * aj;
+            }
         }
-        out.residual[i] += ma;
-        blocks[i % 3] = ma;
-        if i % 3 == 2 {
-            norms += (blocks[0] * blocks[0] + blocks[1] * blocks[1] + blocks[2] * blocks[2]).sqrt();
+        let mut hc = out.hessian.column_mut(j);
+        for (h, mij) in hc.as_mut_slice().iter_mut().zip(col) {
+            *h += da * mij;
         }
     }
-    norms
+    if !fast {
+        // Rare large elements: row-wise product without a fixed buffer.
+        let mut norms = 0.0;
+        let mut block = [0.0; 3];
+        for i in 0..n {
+            let mut x = 0.0;
+            for j in 0..n {
+                x += m[j * n + i] * a[j];
+            }
+            out.residual[i] += x;
+            block[i % 3] = x;
+            if i % 3 == 2 {
+                norms += norm3(&block);
+            }
+        }
+        return norms;
+    }
+    for (r, x) in out.residual.as_mut_slice().iter_mut().zip(ma.iter()) {
+        *r += x;
+    }
+    ma.chunks(3).map(norm3).sum()
 }
 
-/// Sum of the Euclidean norms of the 3-vector blocks of `v[..n]`.
-fn block_norms(v: &DVector<f64>, n: usize) -> f64 {
-    (0..n / 3).map(|b| v.rows(3 * b, 3).norm()).sum()
+/// Largest element size (node unknowns) handled with stack buffers in [`add_inertia`].
+const MAX_FAST: usize = 24;
+
+#[inline]
+fn norm3(b: &[f64]) -> f64 {
+    b.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
 /// Force-like term (module table): evaluate at the current state with tangents and, for a
@@ -238,27 +254,41 @@ fn block_norms(v: &DVector<f64>, n: usize) -> f64 {
 /// `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block norms of the added residual.
 fn add_force_terms(
     eval: impl Fn(&PhysicsState<'_>, &mut ForceTerms<'_>) -> Result<(), ElementError>,
+    dep: Dependence,
     cx: &StepCx,
     s: &LocalState<'_>,
     ps: &PhysicsState<'_>,
     base: &PhysicsState<'_>,
     n: usize,
     out: &mut LocalSystem<'_>,
-    f: &mut DVector<f64>,
-    k: &mut DMatrix<f64>,
-    c: &mut DMatrix<f64>,
-    d: &mut DVector<f64>,
+    f: &mut [f64],
+    k: &mut [f64],
+    c: &mut [f64],
+    d: &mut [f64],
 ) -> Result<f64, ElementError> {
     let w = cx.force_weight;
+    if cx.force_difference && unchanged(dep, s, base.nodes) {
+        // f(q, v) − f(q̃, ṽ) vanishes exactly: nothing it depends on has moved.
+        return Ok(0.0);
+    }
     let (cq, cv) = (w * cx.dq_dv, w * cx.dv_dv);
-    let need_k = cq != 0.0;
-    let need_c = cv != 0.0;
-    zero(f, k, c, n);
+    let need_k = cq != 0.0 && dep.configuration;
+    let need_c = cv != 0.0 && dep.velocity;
+    let (f, k, c, d) = (&mut f[..n], &mut k[..n * n], &mut c[..n * n], &mut d[..n]);
+    f.fill(0.0);
+    // A tangent that is not read may collect stale values (an element may fill it regardless
+    // of `tangents`); every evaluation that reads it zeroes it first.
+    if need_k {
+        k.fill(0.0);
+    }
+    if need_c {
+        c.fill(0.0);
+    }
     {
         let mut terms = ForceTerms {
-            f: f.rows_mut(0, n),
-            stiffness: k.view_mut((0, 0), (n, n)),
-            damping: c.view_mut((0, 0), (n, n)),
+            f: DVectorViewMut::from_slice(f, n),
+            stiffness: DMatrixViewMut::from_slice(k, n, n),
+            damping: DMatrixViewMut::from_slice(c, n, n),
         };
         let st = PhysicsState {
             tangents: need_k || need_c,
@@ -266,8 +296,8 @@ fn add_force_terms(
         };
         eval(&st, &mut terms)?;
     }
-    for i in 0..n {
-        d[i] = -w * f[i];
+    for (di, fi) in d.iter_mut().zip(f.iter()) {
+        *di = -w * fi;
     }
     if need_k {
         // Rotational columns of frame nodes: material variation δΘ = T δu.
@@ -275,57 +305,57 @@ fn add_force_terms(
         for (i, kind) in s.kinds.iter().enumerate() {
             if *kind == NodeKind::Frame {
                 let t = &s.rot_tangent[i];
+                let (c0, rest) = k[(o + 3) * n..].split_at_mut(n);
+                let (c1, rest) = rest.split_at_mut(n);
+                let c2 = &mut rest[..n];
                 for r in 0..n {
-                    let row = [k[(r, o + 3)], k[(r, o + 4)], k[(r, o + 5)]];
-                    for col in 0..3 {
-                        k[(r, o + 3 + col)] =
-                            row[0] * t[(0, col)] + row[1] * t[(1, col)] + row[2] * t[(2, col)];
-                    }
+                    let row = [c0[r], c1[r], c2[r]];
+                    c0[r] = row[0] * t[(0, 0)] + row[1] * t[(1, 0)] + row[2] * t[(2, 0)];
+                    c1[r] = row[0] * t[(0, 1)] + row[1] * t[(1, 1)] + row[2] * t[(2, 1)];
+                    c2[r] = row[0] * t[(0, 2)] + row[1] * t[(1, 2)] + row[2] * t[(2, 2)];
                 }
             }
             o += kind.ndof();
         }
-        for j in 0..n {
-            for i in 0..n {
-                out.hessian[(i, j)] += cq * k[(i, j)];
-            }
-        }
+        add_scaled(out, k, n, cq);
     }
     if need_c {
-        for j in 0..n {
-            for i in 0..n {
-                out.hessian[(i, j)] += cv * c[(i, j)];
-            }
-        }
+        add_scaled(out, c, n, cv);
     }
     if cx.force_difference {
-        zero(f, k, c, n);
+        f.fill(0.0);
         let mut terms = ForceTerms {
-            f: f.rows_mut(0, n),
-            stiffness: k.view_mut((0, 0), (n, n)),
-            damping: c.view_mut((0, 0), (n, n)),
+            f: DVectorViewMut::from_slice(f, n),
+            stiffness: DMatrixViewMut::from_slice(k, n, n),
+            damping: DMatrixViewMut::from_slice(c, n, n),
         };
         eval(base, &mut terms)?;
-        for i in 0..n {
-            d[i] += w * f[i];
+        for (di, fi) in d.iter_mut().zip(f.iter()) {
+            *di += w * fi;
         }
     }
-    for i in 0..n {
-        out.residual[i] += d[i];
+    for (r, di) in out.residual.as_mut_slice().iter_mut().zip(d.iter()) {
+        *r += di;
     }
-    Ok(block_norms(d, n))
+    Ok(d.chunks(3).map(norm3).sum())
 }
 
-fn zero(f: &mut DVector<f64>, k: &mut DMatrix<f64>, c: &mut DMatrix<f64>, n: usize) {
-    f.rows_mut(0, n).fill(0.0);
-    let ld = k.nrows();
-    let ks = k.as_mut_slice();
+/// `H += scale · A` for a contiguous `n × n` matrix `A`.
+fn add_scaled(out: &mut LocalSystem<'_>, a: &[f64], n: usize, scale: f64) {
     for j in 0..n {
-        ks[j * ld..j * ld + n].fill(0.0);
+        let col = &a[j * n..(j + 1) * n];
+        let mut hc = out.hessian.column_mut(j);
+        for (h, x) in hc.as_mut_slice().iter_mut().zip(col) {
+            *h += scale * x;
+        }
     }
-    let ld = c.nrows();
-    let cs = c.as_mut_slice();
-    for j in 0..n {
-        cs[j * ld..j * ld + n].fill(0.0);
-    }
+}
+
+/// Whether the current and base states agree in everything a force of dependence `dep`
+/// depends on (then its difference is exactly zero).
+fn unchanged(dep: Dependence, s: &LocalState<'_>, base: &[NodeState]) -> bool {
+    s.nodes.iter().zip(base).all(|(a, b)| {
+        (!dep.configuration || (a.x == b.x && a.r == b.r))
+            && (!dep.velocity || (a.v == b.v && a.omega == b.omega))
+    })
 }

@@ -16,6 +16,7 @@
 
 use nalgebra::DMatrixViewMut;
 use nalgebra::{Matrix3, SymmetricEigen, Vector3};
+use saltus_core::physics::Dependence;
 use saltus_core::physics::{add_gyroscopic, rigid_mass_matrix};
 use saltus_core::registry::{parse_params, require_positive};
 use saltus_core::{
@@ -223,6 +224,10 @@ impl Inertia for RigidBody {
         add_gyroscopic(&self.inertia, &s.nodes[0].omega, 0, s.tangents, out);
         Ok(())
     }
+
+    fn inertial_force_dependence(&self) -> Dependence {
+        Dependence::VELOCITY
+    }
 }
 
 impl Force for RigidBody {
@@ -230,6 +235,10 @@ impl Force for RigidBody {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
         out.add_force(0, &(self.mass * s.gravity));
         Ok(())
+    }
+
+    fn dependence(&self) -> Dependence {
+        Dependence::NONE
     }
 }
 
@@ -333,6 +342,10 @@ impl Force for PointMass {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
         out.add_force(0, &(self.mass * s.gravity));
         Ok(())
+    }
+
+    fn dependence(&self) -> Dependence {
+        Dependence::NONE
     }
 }
 

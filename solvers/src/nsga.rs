@@ -389,7 +389,9 @@ impl Nsga {
             // h²/2: spec §5 (kept as printed, one named constant).
             Level::Position => (m, 1.0, 0.0, 0.0, POSITION_FORCE_FACTOR * h * h),
             Level::Velocity => (m, 0.0, 0.0, 1.0, h),
-            Level::Static => (m, 1.0, 0.0, 0.0, 1.0),
+            Level::Static | Level::Custom => {
+                unreachable!("NSGA builds smooth, position and velocity contexts only")
+            }
         };
         let (inertia, force_difference) = StepCx::level_terms(level);
         StepCx {

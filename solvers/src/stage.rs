@@ -207,7 +207,10 @@ impl Stage {
                 source,
             })?;
             let rn = r_loc.rows(0, n).norm();
-            if !rn.is_finite() || h_loc.view((0, 0), (n, n)).iter().any(|v| !v.is_finite()) {
+            let ld = h_loc.nrows();
+            let hs = h_loc.as_slice();
+            let finite = (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
+            if !rn.is_finite() || !finite {
                 return Err(SolveError::NonFinite {
                     step,
                     t: cx.t,

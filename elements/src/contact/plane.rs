@@ -353,7 +353,7 @@ impl Element for PlaneContact {
         match level {
             Level::Position => 3,
             Level::Velocity => self.velocity_multipliers(),
-            Level::Smooth | Level::Static => 0,
+            Level::Smooth | Level::Static | Level::Custom => 0,
         }
     }
 

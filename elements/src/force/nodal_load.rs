@@ -2,6 +2,7 @@
 
 use nalgebra::Vector3;
 use saltus_core::lie::hat;
+use saltus_core::physics::Dependence;
 use saltus_core::registry::{
     check_finite, check_non_negative, parse_params, require_finite, require_non_negative,
 };
@@ -110,6 +111,15 @@ impl Force for NodalLoad {
             out.add_stiffness(3, 3, &(-hat(&m_mat)));
         }
         Ok(())
+    }
+
+    fn dependence(&self) -> Dependence {
+        // A torque on a frame node is applied as a material moment Rᵀ m: it follows q.
+        if self.kind == NodeKind::Frame && self.torque != Vector3::zeros() {
+            Dependence::CONFIGURATION
+        } else {
+            Dependence::NONE
+        }
     }
 }
 

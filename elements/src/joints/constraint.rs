@@ -1193,7 +1193,7 @@ impl<C: BilateralConstraint> BilateralJoint<C> {
         // velocity level (q frozen), nor at the smooth level if dq_dv = 0.
         let hessians = match level {
             Level::Smooth => cx.dq_dv != 0.0,
-            Level::Velocity => false,
+            Level::Velocity | Level::Custom => false,
             Level::Position | Level::Static => true,
         };
         let mut kin = Kinematics::zeros(m, n);
@@ -1718,6 +1718,7 @@ mod tests {
             let (node_force, mult_row) = match level {
                 Level::Smooth | Level::Velocity => (mu * cx.k - gdot * cx.p, -gdot * cx.k),
                 Level::Position | Level::Static => (mu * cx.k - g * cx.p, -g * cx.k),
+                Level::Custom => unreachable!("joints take no part in custom stages"),
             };
             let mut expect = DVector::zeros(9);
             expect.fixed_rows_mut::<3>(0).copy_from(&-node_force);

@@ -1,6 +1,7 @@
 //! `cubic_spring`: a nonlinear (cubic hardening) spring between two nodes.
 
 use nalgebra::Matrix3;
+use saltus::core::physics::Dependence;
 use saltus::core::registry::{invalid, parse_params, require_non_negative, BuildCx, ElementDef};
 use saltus::core::{
     BuildError, Element, ElementError, Energy, Force, ForceTerms, NodeId, NodeKind, OutputSpec,
@@ -55,7 +56,7 @@ impl CubicSpring {
     }
 }
 
-// ---- physics: 24 lines ---------------------------------------------------------------------
+// ---- physics: 27 lines ---------------------------------------------------------------------
 impl Force for CubicSpring {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
         let (e, l, n) = self.geometry(&s.x(0), &s.x(1));
@@ -79,6 +80,9 @@ impl Force for CubicSpring {
             out.add_stiffness(b, a, &-kb);
         }
         Ok(())
+    }
+    fn dependence(&self) -> Dependence {
+        Dependence::CONFIGURATION
     }
 }
 // ---- end of physics ------------------------------------------------------------------------

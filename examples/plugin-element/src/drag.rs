@@ -1,6 +1,7 @@
 //! `viscous_drag`: linear viscous drag `f = −c ẋ` on a node.
 
 use nalgebra::Matrix3;
+use saltus::core::physics::Dependence;
 use saltus::core::registry::{parse_params, require_non_negative, BuildCx, ElementDef};
 use saltus::core::{
     BuildError, Element, ElementError, Force, ForceTerms, NodeId, NodeKind, OutputSpec,
@@ -35,6 +36,9 @@ impl Force for ViscousDrag {
         out.add_force(0, &(-self.c * s.v(0)));
         out.add_damping(0, 0, &(Matrix3::identity() * self.c));
         Ok(())
+    }
+    fn dependence(&self) -> Dependence {
+        Dependence::VELOCITY
     }
 }
 
