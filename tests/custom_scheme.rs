@@ -157,7 +157,7 @@ fn custom_scheme_reproduces_the_symplectic_euler_map() {
 
 #[test]
 fn custom_scheme_converges_with_first_order() {
-    let (m, k, x0, t_end) = (2.0, 50.0, 0.1, 1.0);
+    let (m, k, x0, t_end): (f64, f64, f64, f64) = (2.0, 50.0, 0.1, 1.0);
     let w = (k / m).sqrt();
     let error = |h: f64| {
         let model = oscillator(m, k, x0);
