@@ -95,7 +95,7 @@ fn dense(stage: &Stage) -> DMatrix<f64> {
 /// `M` (smooth level with `∂v̇/∂u = 1`, `∂q/∂u = ∂v/∂u = 0`) of `model`.
 fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
     let mut state = State::new(model);
-    let mut stage = Stage::new("static", Level::Static, model, &state);
+    let mut stage = Stage::new("static", Level::Static, model, &state).unwrap();
     let base = StepCx {
         level: Level::Static,
         t: 1.0,
@@ -125,7 +125,7 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         inertia: InertiaTerm::Acceleration,
         ..base
     };
-    let mut stage = Stage::new("mass", Level::Smooth, model, &state);
+    let mut stage = Stage::new("mass", Level::Smooth, model, &state).unwrap();
     stage
         .assemble(model, &mut state, &mass_cx, 0, None)
         .unwrap();

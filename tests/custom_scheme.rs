@@ -35,7 +35,7 @@ struct SymplecticEuler {
 impl SymplecticEuler {
     fn new(model: &Model, h: f64) -> Self {
         let state = State::new(model);
-        let stage = Stage::new("impulse", Level::Custom, model, &state);
+        let stage = Stage::new("impulse", Level::Custom, model, &state).unwrap();
         Self {
             state,
             stage,

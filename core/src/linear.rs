@@ -5,6 +5,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::sparse::linalg::lu::{
     factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu,
 };
+use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 
@@ -68,9 +69,11 @@ impl SparseLu {
         }
     }
 
-    /// Factorize `a` (square CSC). The symbolic analysis (ordering + structure) runs only when
-    /// `generation` differs from the previous call's; the numeric factorization reuses storage.
-    pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
+    /// Symbolic analysis (ordering + structure) of the pattern of `a` for pattern `generation`,
+    /// and the workspaces of the numeric factorization and solves: everything a later
+    /// [`SparseLu::factorize`] of the same generation would otherwise allocate. A no-op when
+    /// `generation` was already analyzed.
+    pub fn analyze(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
         let n = a.rows();
         let indptr = a.indptr();
         let col_ptr = indptr
@@ -78,16 +81,66 @@ impl SparseLu {
             .ok_or_else(|| LinearError::Malformed("CSC index pointer has an offset".into()))?;
         let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
         if self.generation != Some(generation) || self.symbolic.is_none() {
-            let sym = factorize_symbolic_lu(pattern, LuSymbolicParams::default())
+            // Simplicial: its numeric factorization keeps its storage between calls, while the
+            // supernodal one allocates temporaries on every call (no allocation inside a step).
+            let params = LuSymbolicParams {
+                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+                ..Default::default()
+            };
+            let sym = factorize_symbolic_lu(pattern, params)
                 .map_err(|e| LinearError::Symbolic(format!("{e:?}")))?;
             let req = sym
                 .factorize_numeric_lu_scratch::<f64>(self.par, Default::default())
                 .or(sym.solve_in_place_scratch::<f64>(1, self.par));
             self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
+            // Size the numeric storage now: faer grows L and U while it factorizes (the fill
+            // depends on the pivot sequence) and offers no way to reserve them. Factorizing
+            // representative matrices on the pattern — no pivoting, then pivoting away from
+            // weak diagonals with pseudo-random values — makes later factorizations of the
+            // same pattern reuse storage (amortized growth covers smaller variations).
+            let nnz = a.nnz();
+            let mut values = vec![0.0; nnz];
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            for weak_diagonal in [false, true] {
+                for (col, range) in col_ptr.windows(2).enumerate() {
+                    for k in range[0]..range[1] {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        let r = (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                        values[k] = match (a.indices()[k] == col, weak_diagonal) {
+                            (true, false) => n as f64 + 1.0,
+                            (true, true) => 1e-3 * r,
+                            (false, _) => r,
+                        };
+                    }
+                }
+                // A failure (structurally singular sample) only leaves less storage sized.
+                let _ = sym.factorize_numeric_lu(
+                    &mut self.numeric,
+                    SparseColMatRef::new(pattern, &values),
+                    self.par,
+                    MemStack::new(&mut self.mem),
+                    Default::default(),
+                );
+            }
             self.symbolic = Some(sym);
             self.generation = Some(generation);
             self.symbolic_count += 1;
         }
+        Ok(())
+    }
+
+    /// Factorize `a` (square CSC), analyzing its pattern first if `generation` is new (see
+    /// [`SparseLu::analyze`]); the numeric factorization reuses storage.
+    pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
+        self.analyze(a, generation)?;
+        let n = a.rows();
+        let indptr = a.indptr();
+        let col_ptr = indptr
+            .as_slice()
+            .ok_or_else(|| LinearError::Malformed("CSC index pointer has an offset".into()))?;
+        let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
         let Some(sym) = self.symbolic.as_ref() else {
             return Err(LinearError::Symbolic("no symbolic factorization".into()));
         };

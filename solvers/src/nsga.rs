@@ -278,9 +278,9 @@ impl Nsga {
         opts.validate()?;
         model.validate()?;
         let state = State::new(model);
-        let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state);
-        let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state);
-        let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state);
+        let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
+        let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
+        let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
         let n = model.nodes().len();
         let kinds = model.nodes().iter().map(|d| d.kind).collect();
         let free = model.nodes().iter().map(|d| !d.fixed).collect();

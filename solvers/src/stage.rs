@@ -93,13 +93,27 @@ pub struct Stage {
 
 impl Stage {
     /// A stage named `name` whose raw elements contribute at `level` (physics-interface elements
-    /// take part according to the stage context), over the elements of `model`.
-    pub fn new(name: impl Into<String>, level: Level, model: &Model, state: &State) -> Self {
+    /// take part according to the stage context), over the elements of `model`. The pattern's
+    /// symbolic LU analysis is done here, so solves allocate nothing.
+    pub fn new(
+        name: impl Into<String>,
+        level: Level,
+        model: &Model,
+        state: &State,
+    ) -> Result<Self, SolveError> {
         let system = LevelSystem::new(level, model.nodes(), &state.numbering, model.elements(), 0);
         let n_mult = system.n - system.n_node_dofs;
         let name = name.into();
-        Self {
-            lu: SparseLu::new(),
+        let mut lu = SparseLu::new();
+        lu.analyze(&system.matrix, system.generation)
+            .map_err(|source| SolveError::Linear {
+                step: 0,
+                t: 0.0,
+                level,
+                source,
+            })?;
+        Ok(Self {
+            lu,
             mult: vec![0.0; n_mult],
             saved_mult: vec![0.0; n_mult],
             delta: vec![0.0; system.n],
@@ -112,7 +126,7 @@ impl Stage {
             name,
             level,
             system,
-        }
+        })
     }
 
     /// The stage's name.

@@ -64,7 +64,7 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
     }
     model.validate()?;
     let mut state = State::new(model);
-    let mut stage = Stage::new("static", Level::Static, model, &state);
+    let mut stage = Stage::new("static", Level::Static, model, &state)?;
     let m = opts
         .characteristic_mass
         .unwrap_or_else(|| model.characteristic_mass());

@@ -1,0 +1,193 @@
+//! `newton_no_alloc`: whole NSGA steps — predictor, assembly of every stage, LU
+//! refactorization, solves, line search, state updates, `level_converged` and `commit` —
+//! make no heap allocation once the integrator is built and has taken its first step.
+//!
+//! A counting global allocator counts every allocation of the process while counting is on;
+//! this binary holds a single test so nothing else runs meanwhile. Models cover every element
+//! family: rigid bodies with joints (model files), flexible beams with a prescribed rotation,
+//! spheres with frictional impacts on a plane (with line search active), springs and loads.
+
+// The global allocator is an `unsafe impl` forwarding to `System`.
+#![allow(unsafe_code)]
+
+use saltus::elements::body::{PointMass, RigidBody};
+use saltus::elements::contact::plane::PlaneContact;
+use saltus::elements::force::{Attachment, NodalLoad, SpringDamper, TorsionalSpring};
+use saltus::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct CountingAllocator;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+fn note() {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation goes there).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: as `dealloc`; `new_size` is forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// Allocations made by the first `steps` NSGA steps of `model` (everything is sized when the
+/// integrator is built: patterns, symbolic LU and its numeric storage, scratch).
+fn allocations(name: &str, model: &mut Model, opts: NsgaOptions, steps: usize) -> usize {
+    let mut solver = Nsga::new(model, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    ALLOCS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    let mut ok = true;
+    for _ in 0..steps {
+        ok &= solver.step(model).is_ok();
+    }
+    COUNTING.store(false, Ordering::SeqCst);
+    assert!(ok, "{name}: a step failed");
+    let n = ALLOCS.load(Ordering::SeqCst);
+    eprintln!("{name}: {n} allocations in {steps} steps");
+    n
+}
+
+fn file_model(path: &str) -> (Model, NsgaOptions) {
+    let file = saltus::io::load_model(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    (file.model, opts)
+}
+
+/// Spheres dropped on a frictional plane with restitution: impacts, stick/slip changes,
+/// rolling and spinning resistance, backtracking line search.
+fn balls() -> Model {
+    let r = 0.05;
+    let mut model = Model::new();
+    for i in 0..6 {
+        let x = Vector3::new(3.0 * r * i as f64, 0.0, r + 0.002 + 0.004 * i as f64);
+        let node = model
+            .add_node(
+                NodeDef::frame(format!("ball{i}"), x)
+                    .velocity(Vector3::new(0.5, 0.1 * i as f64, -0.3))
+                    .angular_velocity(Vector3::new(0.0, 0.0, 3.0)),
+            )
+            .unwrap();
+        model
+            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
+            .unwrap();
+        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
+            .unwrap()
+            .friction(0.3)
+            .restitution(0.6, 0.0)
+            .resistance(0.001, 0.0005);
+        model.add_element(format!("floor{i}"), c).unwrap();
+    }
+    model
+}
+
+/// Force elements: a point mass on a spring to an anchor, a body on a damped spring and a
+/// torsional spring to a fixed frame, and a load with a follower torque.
+fn forces() -> Model {
+    let mut model = Model::new();
+    let ground = model
+        .add_node(NodeDef::frame("ground", Vector3::zeros()).fixed())
+        .unwrap();
+    let a = model
+        .add_node(NodeDef::point("a", Vector3::new(0.3, 0.0, -0.5)))
+        .unwrap();
+    let b = model
+        .add_node(
+            NodeDef::frame("b", Vector3::new(-0.2, 0.1, -0.4))
+                .angular_velocity(Vector3::new(0.0, 0.0, 2.0)),
+        )
+        .unwrap();
+    model
+        .add_element("ma", PointMass::new(a, 0.5).unwrap())
+        .unwrap();
+    model
+        .add_element(
+            "mb",
+            RigidBody::principal(b, 1.0, Vector3::new(0.01, 0.02, 0.03)).unwrap(),
+        )
+        .unwrap();
+    let anchor = Vector3::new(0.0, 0.0, 0.2);
+    model
+        .add_element(
+            "sa",
+            SpringDamper::to_anchor(Attachment::point(a), anchor, 80.0, 0.5, 0.6).unwrap(),
+        )
+        .unwrap();
+    model
+        .add_element(
+            "sab",
+            SpringDamper::between(
+                Attachment::point(a),
+                Attachment::frame(b, Vector3::new(0.05, 0.0, 0.0)),
+                60.0,
+                0.3,
+                0.4,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let rot = model.nodes()[b.index()].initial.r;
+    model
+        .add_element(
+            "tb",
+            TorsionalSpring::new(
+                [ground, b],
+                [Default::default(), rot],
+                Vector3::z(),
+                3.0,
+                0.1,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    model
+        .add_element(
+            "load",
+            NodalLoad::on_frame(b, Vector3::new(0.0, 1.0, 0.0), Vector3::new(0.1, 0.0, 0.0))
+                .unwrap(),
+        )
+        .unwrap();
+    model
+}
+
+#[test]
+fn newton_no_alloc() {
+    saltus::link();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut total = 0;
+    for name in ["slider_crank", "pendulum", "flexible_crank"] {
+        let (mut model, mut opts) = file_model(&format!("{root}/models/{name}.toml"));
+        opts.t_end = 10.0;
+        total += allocations(name, &mut model, opts, 200);
+    }
+    let opts = NsgaOptions {
+        h: 1e-3,
+        t_end: 10.0,
+        ..Default::default()
+    };
+    total += allocations("balls", &mut balls(), opts.clone(), 1000);
+    total += allocations("forces", &mut forces(), opts, 50);
+    assert_eq!(total, 0, "allocations inside steps");
+}
