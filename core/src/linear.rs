@@ -74,13 +74,16 @@ impl SparseLu {
     /// [`SparseLu::factorize`] of the same generation would otherwise allocate. A no-op when
     /// `generation` was already analyzed.
     pub fn analyze(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
+        if self.generation == Some(generation) && self.symbolic.is_some() {
+            return Ok(());
+        }
         let n = a.rows();
         let indptr = a.indptr();
         let col_ptr = indptr
             .as_slice()
             .ok_or_else(|| LinearError::Malformed("CSC index pointer has an offset".into()))?;
         let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
-        if self.generation != Some(generation) || self.symbolic.is_none() {
+        {
             // Simplicial: its numeric factorization keeps its storage between calls, while the
             // supernodal one allocates temporaries on every call (no allocation inside a step).
             let params = LuSymbolicParams {

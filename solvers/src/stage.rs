@@ -201,18 +201,16 @@ impl Stage {
                 Some(s) => s.element_multipliers(ie),
                 None => own,
             };
-            let mut scratch = std::mem::take(&mut state.scratch);
             let result = {
-                let local = state.gathered(nn, smooth_is_cur, own, mult_smooth);
+                let local = state.gathered.local(nn, smooth_is_cur, own, mult_smooth);
                 let mut out = LocalSystem {
                     residual: r_loc.rows_mut(0, n),
                     hessian: h_loc.view_mut((0, 0), (n, n)),
                     reference: 0.0,
                 };
-                evaluate_element(element.as_ref(), cx, &local, &mut out, &mut scratch)
+                evaluate_element(element.as_ref(), cx, &local, &mut out, &mut state.scratch)
                     .map(|()| out.reference)
             };
-            state.scratch = scratch;
             let extra = result.map_err(|source| SolveError::Element {
                 step,
                 t: cx.t,

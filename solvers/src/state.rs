@@ -34,12 +34,44 @@ pub struct State {
     pub tangent: Vec<Matrix3<f64>>,
     pub(crate) saved_unknown: Vec<Vector6<f64>>,
     pub(crate) scratch: Scratch,
-    g_kinds: Vec<NodeKind>,
-    g_nodes: Vec<NodeState>,
-    g_prev: Vec<NodeState>,
-    g_smooth: Vec<NodeState>,
-    g_tangent: Vec<Matrix3<f64>>,
-    g_incr: Vec<Vector6<f64>>,
+    pub(crate) gathered: Gathered,
+}
+
+/// Gather buffers: one element's node data in local order.
+pub(crate) struct Gathered {
+    kinds: Vec<NodeKind>,
+    nodes: Vec<NodeState>,
+    prev: Vec<NodeState>,
+    smooth: Vec<NodeState>,
+    tangent: Vec<Matrix3<f64>>,
+    incr: Vec<Vector6<f64>>,
+}
+
+impl Gathered {
+    /// Local view of the gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
+    /// makes the base state the current iterate (the smooth stage is its own base).
+    pub(crate) fn local<'a>(
+        &'a self,
+        nn: usize,
+        smooth_is_cur: bool,
+        mult: &'a [f64],
+        mult_smooth: &'a [f64],
+    ) -> LocalState<'a> {
+        LocalState {
+            kinds: &self.kinds[..nn],
+            nodes: &self.nodes[..nn],
+            prev: &self.prev[..nn],
+            smooth: if smooth_is_cur {
+                &self.nodes[..nn]
+            } else {
+                &self.smooth[..nn]
+            },
+            rot_tangent: &self.tangent[..nn],
+            incr: &self.incr[..nn],
+            mult,
+            mult_smooth,
+        }
+    }
 }
 
 impl State {
@@ -65,12 +97,14 @@ impl State {
             incr: vec![Vector6::zeros(); n],
             tangent: vec![Matrix3::identity(); n],
             saved_unknown: vec![Vector6::zeros(); n],
-            g_kinds: vec![NodeKind::Point; max_nodes],
-            g_nodes: vec![NodeState::default(); max_nodes],
-            g_prev: vec![NodeState::default(); max_nodes],
-            g_smooth: vec![NodeState::default(); max_nodes],
-            g_tangent: vec![Matrix3::identity(); max_nodes],
-            g_incr: vec![Vector6::zeros(); max_nodes],
+            gathered: Gathered {
+                kinds: vec![NodeKind::Point; max_nodes],
+                nodes: vec![NodeState::default(); max_nodes],
+                prev: vec![NodeState::default(); max_nodes],
+                smooth: vec![NodeState::default(); max_nodes],
+                tangent: vec![Matrix3::identity(); max_nodes],
+                incr: vec![Vector6::zeros(); max_nodes],
+            },
             kinds,
         }
     }
@@ -92,14 +126,15 @@ impl State {
     /// Gather element `ie`'s node data into the gather buffers; returns the node count.
     pub fn gather(&mut self, model: &Model, ie: usize) -> usize {
         let ids = model.elements()[ie].nodes();
+        let g = &mut self.gathered;
         for (k, id) in ids.iter().enumerate() {
             let i = id.index();
-            self.g_kinds[k] = self.kinds[i];
-            self.g_nodes[k] = self.cur[i];
-            self.g_prev[k] = self.prev[i];
-            self.g_smooth[k] = self.smooth[i];
-            self.g_tangent[k] = self.tangent[i];
-            self.g_incr[k] = self.incr[i];
+            g.kinds[k] = self.kinds[i];
+            g.nodes[k] = self.cur[i];
+            g.prev[k] = self.prev[i];
+            g.smooth[k] = self.smooth[i];
+            g.tangent[k] = self.tangent[i];
+            g.incr[k] = self.incr[i];
         }
         ids.len()
     }
@@ -113,25 +148,12 @@ impl State {
         mult: &'a [f64],
         mult_smooth: &'a [f64],
     ) -> LocalState<'a> {
-        LocalState {
-            kinds: &self.g_kinds[..nn],
-            nodes: &self.g_nodes[..nn],
-            prev: &self.g_prev[..nn],
-            smooth: if smooth_is_cur {
-                &self.g_nodes[..nn]
-            } else {
-                &self.g_smooth[..nn]
-            },
-            rot_tangent: &self.g_tangent[..nn],
-            incr: &self.g_incr[..nn],
-            mult,
-            mult_smooth,
-        }
+        self.gathered.local(nn, smooth_is_cur, mult, mult_smooth)
     }
 
     /// The gathered node states of the last gathered element.
     pub fn gathered_nodes(&self, nn: usize) -> &[NodeState] {
-        &self.g_nodes[..nn]
+        &self.gathered.nodes[..nn]
     }
 
     /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
