@@ -8,7 +8,9 @@
 //! perfect revolute joints about Z. The thesis gives the layout only in a figure: the crank
 //! pivot is at the roller centre's height (0, r) and the crank starts vertical, so the roller
 //! sits at (√(l² − c²), r). Initial crank speed 4 rad/s, roller spin 8 rad/s counter-clockwise,
-//! rod and roller with the rigid slider–crank velocities at θ = 90°.
+//! rod and roller with the rigid slider–crank velocities at θ = 90°. Besides the two rods of
+//! the thesis, [`Rod::Stiffened`] scales the flexible rod's E and [`Rod::BeamLimit`] is the
+//! rigid body it tends to as E → ∞ (for the rigid-limit test of V06).
 
 #![allow(dead_code)]
 
@@ -43,8 +45,29 @@ pub const N_EL: usize = 8;
 /// Rigid or flexible connecting rod.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rod {
+    /// Rigid rod of the thesis' Table 3.1 (0.3 kg, 0.002 kg m²).
     Rigid,
+    /// The flexible rod (V06 beam data).
     Flexible,
+    /// The flexible rod with Young's modulus `E` multiplied by the factor (shear modulus with
+    /// it, `ν` unchanged): the same mass distribution, all compliances divided by the factor.
+    Stiffened(f64),
+    /// The rigid limit of the flexible rod: one rigid body with the beam's mass
+    /// ([`beam_rod_mass`]) and central inertia about z ([`beam_rod_inertia_z`]), so that
+    /// `Stiffened(s)` tends to it as `s → ∞`.
+    BeamLimit,
+}
+
+/// Mass of the beam rod, `ρ A l` [kg].
+pub fn beam_rod_mass() -> f64 {
+    RHO * AREA * LR
+}
+
+/// Central moment of inertia about z of the beam rod moving rigidly [kg m²]: the consistent
+/// translational mass carries `ρ A l³/12` exactly for a rigid motion, and the lumped nodal
+/// section inertias add `ρ I l` (rotation about the section axis z).
+pub fn beam_rod_inertia_z() -> f64 {
+    RHO * AREA * LR.powi(3) / 12.0 + RHO * INERTIA * LR
 }
 
 /// The mechanism (nodes: ground, crank, rod (rigid) or rod_a, rod_b, …, roller; elements crank,
@@ -75,7 +98,7 @@ pub fn roller_crank_model(rod: Rod, rolling: f64) -> Model {
     let v_wrist = v_pin + w_rod.cross(&rod_dir);
     // Rod end nodes (the same node for the rigid rod): crank pin side, roller side.
     let (rod_a, rod_b) = match rod {
-        Rod::Rigid => {
+        Rod::Rigid | Rod::BeamLimit => {
             let rod_c = 0.5 * (pin + wrist);
             let id = model
                 .add_node(
@@ -86,7 +109,7 @@ pub fn roller_crank_model(rod: Rod, rolling: f64) -> Model {
                 .unwrap();
             (id, id)
         }
-        Rod::Flexible => {
+        Rod::Flexible | Rod::Stiffened(_) => {
             let a = model
                 .add_node(
                     NodeDef::frame("rod_a", pin)
@@ -126,12 +149,33 @@ pub fn roller_crank_model(rod: Rod, rolling: f64) -> Model {
                 )
                 .unwrap();
         }
-        Rod::Flexible => {
+        Rod::BeamLimit => {
+            // Only the moment about z enters the planar motion (a diagonal inertia couples no
+            // other axis to a rotation about z); the other two are placeholders (the beam's
+            // axial value and the z value), not the inclined rod's true tensor.
+            let jz = beam_rod_inertia_z();
+            model
+                .add_element(
+                    "rod",
+                    RigidBody::principal(
+                        rod_a,
+                        beam_rod_mass(),
+                        Vector3::new(2.0 * RHO * INERTIA * LR, jz, jz),
+                    )
+                    .unwrap(),
+                )
+                .unwrap();
+        }
+        Rod::Flexible | Rod::Stiffened(_) => {
+            let factor = match rod {
+                Rod::Stiffened(f) => f,
+                _ => 1.0,
+            };
             let spec = BeamSpec {
                 i2: INERTIA,
                 i3: INERTIA,
                 torsion_constant: Some(2.0 * INERTIA),
-                ..BeamSpec::circular(E, NU, RHO, (AREA / PI).sqrt())
+                ..BeamSpec::circular(factor * E, NU, RHO, (AREA / PI).sqrt())
             };
             // Intermediate nodes: linear interpolation of the end velocities (exact rigid
             // motion of the straight rod).
