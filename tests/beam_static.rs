@@ -75,7 +75,7 @@ fn static_newton(model: &mut Model, load_steps: usize, gravity: Vector3<f64>) ->
 /// initial (here: equilibrium) state.
 fn root_outputs(model: &Model, line: &BeamLine) -> ([f64; 3], [f64; 3], [f64; 3]) {
     use saltus::core::OutputState;
-    let e = &model.elements()[line.elements[0].0 as usize];
+    let e = model.element(line.elements[0]).unwrap();
     let nodes: Vec<NodeState> = e
         .nodes()
         .iter()

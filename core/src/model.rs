@@ -6,9 +6,23 @@ use crate::registry::{element_kind, BuildCx, ElementDef};
 use nalgebra::{UnitQuaternion, Vector3};
 use std::collections::HashSet;
 
-/// Handle of an element in a [`Model`].
+/// Stable handle of an element in a [`Model`]: a slot and the generation of its occupant. It
+/// stays valid while the element exists, whatever is added or removed around it; once the
+/// element is removed the handle is stale (a later element reusing the slot has another
+/// generation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ElementId(pub u32);
+pub struct ElementId {
+    slot: u32,
+    generation: u32,
+}
+
+/// A slot of the element handle table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    generation: u32,
+    /// Position of the occupant in the element order, `None` when free.
+    index: Option<usize>,
+}
 
 /// Errors found while building or validating a model. Each names the offending item.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -100,6 +114,12 @@ pub struct Model {
     nodes: Vec<NodeDef>,
     elements: Vec<Box<dyn Element>>,
     element_names: Vec<String>,
+    /// Handle of each element, in element order.
+    element_handles: Vec<ElementId>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    /// Counts element additions and removals (solvers rebuild their patterns when it changes).
+    topology: u64,
     node_names: HashSet<String>,
     element_name_set: HashSet<String>,
 }
@@ -231,9 +251,82 @@ impl Model {
                 name,
             });
         }
+        let index = self.elements.len();
+        let id = match self.free_slots.pop() {
+            Some(slot) => {
+                let s = &mut self.slots[slot as usize];
+                s.index = Some(index);
+                ElementId {
+                    slot,
+                    generation: s.generation,
+                }
+            }
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    index: Some(index),
+                });
+                ElementId {
+                    slot: self.slots.len() as u32 - 1,
+                    generation: 0,
+                }
+            }
+        };
         self.elements.push(element);
         self.element_names.push(name);
-        Ok(ElementId(self.elements.len() as u32 - 1))
+        self.element_handles.push(id);
+        self.topology += 1;
+        Ok(id)
+    }
+
+    /// Remove an element (e.g. a contact whose bodies moved apart) and return it. The order of
+    /// the remaining elements is kept. Errors on a stale or unknown handle.
+    pub fn remove_element(&mut self, id: ElementId) -> Result<Box<dyn Element>, BuildError> {
+        let index = self.element_index(id).ok_or_else(|| {
+            BuildError::Model(format!(
+                "remove_element: element handle {id:?} is stale or unknown"
+            ))
+        })?;
+        let element = self.elements.remove(index);
+        let name = self.element_names.remove(index);
+        self.element_handles.remove(index);
+        self.element_name_set.remove(&name);
+        let slot = &mut self.slots[id.slot as usize];
+        slot.index = None;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free_slots.push(id.slot);
+        for h in &self.element_handles[index..] {
+            if let Some(i) = self.slots[h.slot as usize].index.as_mut() {
+                *i -= 1;
+            }
+        }
+        self.topology += 1;
+        Ok(element)
+    }
+
+    /// Position of the element `id` in the element order, `None` if the handle is stale.
+    pub fn element_index(&self, id: ElementId) -> Option<usize> {
+        let slot = self.slots.get(id.slot as usize)?;
+        if slot.generation == id.generation {
+            slot.index
+        } else {
+            None
+        }
+    }
+
+    /// The element `id`, `None` if the handle is stale.
+    pub fn element(&self, id: ElementId) -> Option<&dyn Element> {
+        self.element_index(id).map(|i| self.elements[i].as_ref())
+    }
+
+    /// Handles of the elements, in element order.
+    pub fn element_handles(&self) -> &[ElementId] {
+        &self.element_handles
+    }
+
+    /// Topology counter: changes whenever an element is added or removed.
+    pub fn topology(&self) -> u64 {
+        self.topology
     }
 
     /// Look up a node by name.
@@ -249,7 +342,7 @@ impl Model {
         self.element_names
             .iter()
             .position(|n| n == name)
-            .map(|i| ElementId(i as u32))
+            .map(|i| self.element_handles[i])
     }
 
     /// Node definitions in id order.

@@ -80,6 +80,11 @@ impl Scratch {
     fn fits(&self, nodes: usize, n: usize) -> bool {
         self.f.len() >= n && self.at_rest.len() >= nodes
     }
+
+    /// Whether this scratch is at least as large as `other`.
+    pub fn covers(&self, other: &Scratch) -> bool {
+        self.fits(other.at_rest.len(), other.f.len())
+    }
 }
 
 /// Whether `element` contributes to `level` (physics interfaces or raw level methods).

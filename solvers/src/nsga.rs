@@ -156,6 +156,8 @@ pub struct RunSummary {
     pub wall: Duration,
     /// Number of step halvings performed (`adaptive`).
     pub halvings: usize,
+    /// Number of element-set changes (pre-step hook additions/removals) handled.
+    pub topology_changes: usize,
     /// Per-stage statistics, in the scheme's stage order (solves, iterations, backtracks,
     /// factorizations; failed attempts of halved steps included).
     pub stages: Vec<StageSummary>,
@@ -261,7 +263,16 @@ pub struct Nsga {
     summary: RunSummary,
     values: Vec<f64>,
     layout: OutputLayout,
+    /// Handles of the elements of the output layout (the elements present when built).
+    output_handles: Vec<saltus_core::ElementId>,
+    /// Called before every step with the model, the time and the node states at `t_n`; may add
+    /// or remove elements (e.g. contacts of a broad phase).
+    pre_step: Option<Box<PreStepHook>>,
 }
+
+/// A pre-step hook: `(model, t_n, node states at t_n)`; may add or remove elements.
+pub type PreStepHook =
+    dyn FnMut(&mut Model, f64, &[NodeState]) -> Result<(), saltus_core::BuildError> + Send;
 
 fn join(a: &Vector3<f64>, b: &Vector3<f64>) -> Vector6<f64> {
     Vector6::new(a.x, a.y, a.z, b.x, b.y, b.z)
@@ -323,6 +334,8 @@ impl Nsga {
             summary: RunSummary::default(),
             values,
             layout,
+            output_handles: model.element_handles().to_vec(),
+            pre_step: None,
         };
         me.initial_acceleration(model)?;
         Ok(me)
@@ -583,8 +596,45 @@ impl Nsga {
         s.solves = 1;
     }
 
+    /// Install a hook called before every step (see [`PreStepHook`]). When it adds or removes
+    /// elements, the stages rebuild their patterns and symbolic factorizations before the step
+    /// (counted in `StageSummary::symbolic_factorizations`); elements that stay keep their
+    /// multipliers and their own history. Outputs keep the layout of the elements present when
+    /// the integrator was built (a removed element's channels read NaN; elements added later are
+    /// not in the per-element datasets).
+    pub fn set_pre_step_hook(
+        &mut self,
+        hook: impl FnMut(&mut Model, f64, &[NodeState]) -> Result<(), saltus_core::BuildError>
+            + Send
+            + 'static,
+    ) {
+        self.pre_step = Some(Box::new(hook));
+    }
+
+    /// Number of element-set changes handled so far.
+    pub fn topology_changes(&self) -> usize {
+        self.summary.topology_changes
+    }
+
+    /// Run the pre-step hook and rebuild the stages if the element set changed.
+    fn prepare(&mut self, model: &mut Model) -> Result<(), SolveError> {
+        if let Some(hook) = self.pre_step.as_mut() {
+            hook(model, self.t, &self.state.prev)?;
+        }
+        if self.smooth.is_stale(model) {
+            model.validate()?;
+            self.state.refit(model);
+            for stage in [&mut self.smooth, &mut self.position, &mut self.velocity] {
+                stage.rebuild(model, &self.state)?;
+            }
+            self.summary.topology_changes += 1;
+        }
+        Ok(())
+    }
+
     /// Advance one step of the nominal size, halving it on failure when `adaptive` is set.
     pub fn step(&mut self, model: &mut Model) -> Result<StepStats, SolveError> {
+        self.prepare(model)?;
         let h = self
             .opts
             .h
@@ -665,16 +715,28 @@ impl Nsga {
         let k = [self.mass / h, self.mass, self.mass];
         let gravity = self.opts.gravity;
         let mut energy = Energy::default();
-        let mut values = std::mem::take(&mut self.values);
         for ie in 0..model.elements().len() {
-            let off = self.layout.element_offsets[ie];
-            let len: usize = self.layout.element_outputs[ie].iter().map(|o| o.len).sum();
             let os = self.output_state(model, ie, k, h, gravity);
-            let e = &model.elements()[ie];
-            e.write_outputs(&os, &mut values[off..off + len]);
-            let en = e.energy(&os);
+            let en = model.elements()[ie].energy(&os);
             energy.kinetic += en.kinetic;
             energy.potential += en.potential;
+        }
+        // Per-element channels of the elements in the output layout, found by handle.
+        let mut values = std::mem::take(&mut self.values);
+        for slot in 0..self.output_handles.len() {
+            let off = self.layout.element_offsets[slot];
+            let len: usize = self.layout.element_outputs[slot]
+                .iter()
+                .map(|o| o.len)
+                .sum();
+            let out = &mut values[off..off + len];
+            match model.element_index(self.output_handles[slot]) {
+                Some(ie) => {
+                    let os = self.output_state(model, ie, k, h, gravity);
+                    model.elements()[ie].write_outputs(&os, out);
+                }
+                None => out.fill(f64::NAN),
+            }
         }
         self.values = values;
         energy

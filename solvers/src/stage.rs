@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, DVector};
 use saltus_core::assembly::LevelSystem;
 use saltus_core::linear::SparseLu;
 use saltus_core::stage::evaluate_element;
-use saltus_core::{Level, LocalSystem, Model, NodeKind, StepCx};
+use saltus_core::{ElementId, Level, LocalSystem, Model, NodeKind, StepCx};
 
 /// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
 /// round-off floor of the constraint rows, or when a correction is below round-off.
@@ -89,6 +89,9 @@ pub struct Stage {
     r_loc: DVector<f64>,
     h_loc: DMatrix<f64>,
     summary: StageSummary,
+    /// Element handles the pattern was built for (element order) and the model topology.
+    handles: Vec<ElementId>,
+    topology: u64,
 }
 
 impl Stage {
@@ -104,6 +107,8 @@ impl Stage {
         let system = LevelSystem::new(level, model.nodes(), &state.numbering, model.elements(), 0);
         let n_mult = system.n - system.n_node_dofs;
         let name = name.into();
+        let handles = model.element_handles().to_vec();
+        let topology = model.topology();
         let mut lu = SparseLu::new();
         lu.analyze(&system.matrix, system.generation)
             .map_err(|source| SolveError::Linear {
@@ -126,7 +131,59 @@ impl Stage {
             name,
             level,
             system,
+            handles,
+            topology,
         })
+    }
+
+    /// Whether the model's element set changed since the pattern was built.
+    pub fn is_stale(&self, model: &Model) -> bool {
+        self.topology != model.topology()
+    }
+
+    /// Rebuild the pattern, the symbolic LU analysis and the buffers for the model's current
+    /// element set (a no-op when it has not changed). The multipliers of elements that remain
+    /// are carried over by handle; new elements start from zero.
+    pub fn rebuild(&mut self, model: &Model, state: &State) -> Result<(), SolveError> {
+        if !self.is_stale(model) {
+            return Ok(());
+        }
+        let system = LevelSystem::new(
+            self.level,
+            model.nodes(),
+            &state.numbering,
+            model.elements(),
+            self.system.generation + 1,
+        );
+        let n_mult = system.n - system.n_node_dofs;
+        let mut mult = vec![0.0; n_mult];
+        for (old, handle) in self.handles.iter().enumerate() {
+            if let Some(ie) = model.element_index(*handle) {
+                let (a, n) = self.system.mult_range[old];
+                let (b, m) = system.mult_range[ie];
+                if n == m {
+                    mult[b..b + m].copy_from_slice(&self.mult[a..a + n]);
+                }
+            }
+        }
+        self.lu
+            .analyze(&system.matrix, system.generation)
+            .map_err(|source| SolveError::Linear {
+                step: 0,
+                t: 0.0,
+                level: self.level,
+                source,
+            })?;
+        self.saved_mult = vec![0.0; n_mult];
+        self.mult = mult;
+        self.delta = vec![0.0; system.n];
+        self.r_loc = DVector::zeros(system.max_local);
+        self.h_loc = DMatrix::zeros(system.max_local, system.max_local);
+        self.system = system;
+        self.handles = model.element_handles().to_vec();
+        self.topology = model.topology();
+        self.summary.symbolic_factorizations = self.lu.symbolic_count;
+        Ok(())
     }
 
     /// The stage's name.

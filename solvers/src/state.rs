@@ -109,6 +109,30 @@ impl State {
         }
     }
 
+    /// Resize the per-element buffers (gather, scratch) for the model's current elements
+    /// (after elements were added; allocates only when they grew).
+    pub fn refit(&mut self, model: &Model) {
+        let max_nodes = model
+            .elements()
+            .iter()
+            .map(|e| e.nodes().len())
+            .max()
+            .unwrap_or(0);
+        let g = &mut self.gathered;
+        if g.nodes.len() < max_nodes {
+            g.kinds.resize(max_nodes, NodeKind::Point);
+            g.nodes.resize(max_nodes, NodeState::default());
+            g.prev.resize(max_nodes, NodeState::default());
+            g.smooth.resize(max_nodes, NodeState::default());
+            g.tangent.resize(max_nodes, Matrix3::identity());
+            g.incr.resize(max_nodes, Vector6::zeros());
+        }
+        let needed = Scratch::for_elements(model.elements(), &self.kinds);
+        if !self.scratch.covers(&needed) {
+            self.scratch = needed;
+        }
+    }
+
     /// Global offset of node `i`'s unknowns, `None` for a fixed node.
     #[inline]
     pub fn offset(&self, i: usize) -> Option<usize> {
