@@ -30,6 +30,8 @@ pub struct RunRequest {
     pub rho_inf: Option<f64>,
     /// Step halving on non-convergence.
     pub adaptive: bool,
+    /// Threads for element evaluation (`None`: `RAYON_NUM_THREADS`, else the available cores).
+    pub threads: Option<usize>,
     /// No progress bar.
     pub quiet: bool,
 }
@@ -97,6 +99,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
         gravity: sim.gravity_vector(),
         adaptive: req.adaptive || sim.adaptive,
         output_every: sim.output_every,
+        threads: req.threads.unwrap_or(0),
         ..NsgaOptions::default()
     }
 }

@@ -53,10 +53,20 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// Allocations made by the first `steps` NSGA steps of `model` (everything is sized when the
-/// integrator is built: patterns, symbolic LU and its numeric storage, scratch).
-fn allocations(name: &str, model: &mut Model, opts: NsgaOptions, steps: usize) -> usize {
+/// Allocations made by `steps` NSGA steps of `model` after `skip` uncounted ones (everything
+/// is sized when the integrator is built: patterns, symbolic LU and its numeric storage,
+/// scratch).
+fn allocations(
+    name: &str,
+    model: &mut Model,
+    opts: NsgaOptions,
+    skip: usize,
+    steps: usize,
+) -> usize {
     let mut solver = Nsga::new(model, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    for _ in 0..skip {
+        solver.step(model).unwrap();
+    }
     ALLOCS.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
     let mut ok = true;
@@ -98,6 +108,27 @@ fn balls() -> Model {
             .friction(0.3)
             .restitution(0.6, 0.0)
             .resistance(0.001, 0.0005);
+        model.add_element(format!("floor{i}"), c).unwrap();
+    }
+    model
+}
+
+/// `n` balls side by side on the plane, for the parallel assembly.
+fn many_balls(n: usize) -> Model {
+    let r = 0.05;
+    let mut model = Model::new();
+    for i in 0..n {
+        let x = Vector3::new(3.0 * r * i as f64, 0.0, r + 0.001 * (i % 5) as f64);
+        let node = model
+            .add_node(NodeDef::frame(format!("ball{i}"), x).velocity(Vector3::new(0.3, 0.0, -0.2)))
+            .unwrap();
+        model
+            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
+            .unwrap();
+        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
+            .unwrap()
+            .friction(0.3)
+            .restitution(0.6, 0.0);
         model.add_element(format!("floor{i}"), c).unwrap();
     }
     model
@@ -180,14 +211,26 @@ fn newton_no_alloc() {
     for name in ["slider_crank", "pendulum", "flexible_crank"] {
         let (mut model, mut opts) = file_model(&format!("{root}/models/{name}.toml"));
         opts.t_end = 10.0;
-        total += allocations(name, &mut model, opts, 200);
+        total += allocations(name, &mut model, opts, 0, 200);
     }
     let opts = NsgaOptions {
         h: 1e-3,
         t_end: 10.0,
         ..Default::default()
     };
-    total += allocations("balls", &mut balls(), opts.clone(), 1000);
-    total += allocations("forces", &mut forces(), opts, 50);
+    total += allocations("balls", &mut balls(), opts.clone(), 0, 1000);
+    total += allocations("forces", &mut forces(), opts.clone(), 0, 50);
     assert_eq!(total, 0, "allocations inside steps");
+    // Parallel assembly (2 threads, 40 balls: above the parallel threshold). Each step enters
+    // the thread pool once; rayon's job injector (crossbeam) allocates one block per 63 jobs
+    // injected from outside the pool, so at most ⌈steps/63⌉ + 1 allocations, and nothing from
+    // the assembly, the LU or the updates. One uncounted step lets the pool threads start.
+    let par = NsgaOptions { threads: 2, ..opts };
+    let steps = 300;
+    let mut model = many_balls(40);
+    let n = allocations("balls on 2 threads", &mut model, par, 1, steps);
+    assert!(
+        n <= steps.div_ceil(63) + 1,
+        "{n} allocations in {steps} steps on 2 threads"
+    );
 }

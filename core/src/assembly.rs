@@ -210,6 +210,30 @@ impl LevelSystem {
         }
     }
 
+    /// Add element `e`'s local residual `r` (its `n` local unknowns) and local matrix `h`
+    /// (column-major `n × n`, contiguous) into `rhs` and the matrix values.
+    pub fn scatter_slices(&mut self, e: usize, r: &[f64], h: &[f64]) {
+        let (a, b) = self.dof_range[e];
+        let n = b - a;
+        for (g, v) in self.dofs[a..b].iter().zip(r) {
+            if *g != FIXED {
+                self.rhs[*g] += v;
+            }
+        }
+        let s0 = self.slot_start[e];
+        let data = self.matrix.data_mut();
+        for (slots, col) in self.slots[s0..s0 + n * n]
+            .chunks_exact(n)
+            .zip(h.chunks_exact(n))
+        {
+            for (&s, &v) in slots.iter().zip(col) {
+                if s != FIXED {
+                    data[s] += v;
+                }
+            }
+        }
+    }
+
     /// Add element `e`'s local residual (first `n` entries of `r`) into `rhs` and, if
     /// `hessian` is given, its local matrix (top-left `n×n` block) into the matrix values.
     pub fn scatter(&mut self, e: usize, r: &DVector<f64>, hessian: Option<&DMatrix<f64>>) {

@@ -72,6 +72,9 @@ pub struct NsgaOptions {
     /// Characteristic mass `m` [kg] of the multiplier scaling `k_s = p_s = m/h`,
     /// `k_p = p_p = k_v = p_v = m` (spec §10); `None`: the model's mean body mass.
     pub characteristic_mass: Option<f64>,
+    /// Threads evaluating elements: 1 sequential, 0 automatic (`RAYON_NUM_THREADS`, else the
+    /// available cores). Results are bit-identical for any value.
+    pub threads: usize,
 }
 
 impl Default for NsgaOptions {
@@ -89,6 +92,7 @@ impl Default for NsgaOptions {
             line_search: true,
             output_every: 1,
             characteristic_mass: None,
+            threads: 0,
         }
     }
 }
@@ -288,7 +292,13 @@ impl Nsga {
     pub fn new(model: &mut Model, opts: NsgaOptions) -> Result<Self, SolveError> {
         opts.validate()?;
         model.validate()?;
-        let state = State::new(model);
+        let mut state = State::new(model);
+        state
+            .set_threads(model, opts.threads)
+            .map_err(|message| SolveError::Options {
+                option: "threads",
+                message,
+            })?;
         let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
         let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
         let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
@@ -611,6 +621,11 @@ impl Nsga {
         self.pre_step = Some(Box::new(hook));
     }
 
+    /// Threads elements are evaluated on.
+    pub fn threads(&self) -> usize {
+        self.state.threads()
+    }
+
     /// Number of element-set changes handled so far.
     pub fn topology_changes(&self) -> usize {
         self.summary.topology_changes
@@ -634,6 +649,13 @@ impl Nsga {
 
     /// Advance one step of the nominal size, halving it on failure when `adaptive` is set.
     pub fn step(&mut self, model: &mut Model) -> Result<StepStats, SolveError> {
+        match self.state.pool() {
+            Some(pool) => pool.install(|| self.step_inner(model)),
+            None => self.step_inner(model),
+        }
+    }
+
+    fn step_inner(&mut self, model: &mut Model) -> Result<StepStats, SolveError> {
         self.prepare(model)?;
         let h = self
             .opts

@@ -92,7 +92,13 @@ pub struct Stage {
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
+    /// Per-element local systems of a parallel assembly: `[reference, r (max), H (max²)]`.
+    local: Vec<f64>,
 }
+
+/// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
+/// than it saves).
+pub const PARALLEL_MIN_ELEMENTS: usize = 32;
 
 impl Stage {
     /// A stage named `name` whose raw elements contribute at `level` (physics-interface elements
@@ -133,6 +139,7 @@ impl Stage {
             system,
             handles,
             topology,
+            local: Vec::new(),
         })
     }
 
@@ -229,6 +236,9 @@ impl Stage {
         step: usize,
         smooth: Option<&Stage>,
     ) -> Result<ResidualNorms, SolveError> {
+        if state.parallel.is_some() && model.elements().len() >= PARALLEL_MIN_ELEMENTS {
+            return self.assemble_parallel(model, state, cx, step, smooth);
+        }
         let Self {
             system,
             mult,
@@ -275,7 +285,7 @@ impl Stage {
                 element: model.element_names()[ie].clone(),
                 source,
             })?;
-            let rn = r_loc.rows(0, n).norm();
+            let rn = norm2(&r_loc.as_slice()[..n]);
             let ld = h_loc.nrows();
             let hs = h_loc.as_slice();
             let finite = (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
@@ -290,7 +300,127 @@ impl Stage {
             reference += rn + extra;
             system.scatter(ie, r_loc, Some(h_loc));
         }
-        let norm = system.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let norm = norm2(&system.rhs);
+        Ok(ResidualNorms { norm, reference })
+    }
+
+    /// [`Stage::assemble`] with the elements evaluated on the state's thread pool into their own
+    /// local buffers, then checked and scattered in element order (bit-identical to the
+    /// sequential assembly for any thread count).
+    fn assemble_parallel(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+    ) -> Result<ResidualNorms, SolveError> {
+        use rayon::prelude::*;
+        let ml = self.system.max_local;
+        let stride = 1 + ml + ml * ml;
+        let n_el = model.elements().len();
+        if self.local.len() < n_el * stride {
+            self.local.resize(n_el * stride, 0.0);
+        }
+        let Self {
+            system,
+            mult,
+            local,
+            ..
+        } = self;
+        let smooth_is_cur = smooth.is_none();
+        let arrays = state.arrays();
+        let Some(par) = state.parallel.as_ref() else {
+            unreachable!("checked by the caller");
+        };
+        let first_error = std::sync::Mutex::new(None::<(usize, saltus_core::ElementError)>);
+        {
+            let system = &*system;
+            let mult = &*mult;
+            par.pool.install(|| {
+                local[..n_el * stride]
+                    .par_chunks_mut(stride)
+                    .enumerate()
+                    .with_min_len(8)
+                    .for_each(|(ie, buf)| {
+                        if !system.active[ie] {
+                            return;
+                        }
+                        let thread = rayon::current_thread_index().unwrap_or(0);
+                        let mut worker = par.workers[thread]
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner());
+                        let worker = &mut *worker;
+                        let element = &model.elements()[ie];
+                        let nn = worker.gathered.gather(arrays, element.nodes());
+                        let n = system.local_size(ie);
+                        let (head, rest) = buf.split_at_mut(1);
+                        let (r, h) = rest.split_at_mut(ml);
+                        let (r, h) = (&mut r[..n], &mut h[..n * n]);
+                        r.fill(0.0);
+                        h.fill(0.0);
+                        let (m0, m) = system.mult_range[ie];
+                        let own = &mult[m0..m0 + m];
+                        let mult_smooth = match smooth {
+                            Some(s) => s.element_multipliers(ie),
+                            None => own,
+                        };
+                        let local = worker.gathered.local(nn, smooth_is_cur, own, mult_smooth);
+                        let mut out = LocalSystem {
+                            residual: nalgebra::DVectorViewMut::from_slice(r, n),
+                            hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
+                            reference: 0.0,
+                        };
+                        match evaluate_element(
+                            element.as_ref(),
+                            cx,
+                            &local,
+                            &mut out,
+                            &mut worker.scratch,
+                        ) {
+                            Ok(()) => head[0] = out.reference,
+                            Err(e) => {
+                                let mut first =
+                                    first_error.lock().unwrap_or_else(|e| e.into_inner());
+                                if first.as_ref().is_none_or(|(i, _)| ie < *i) {
+                                    *first = Some((ie, e));
+                                }
+                            }
+                        }
+                    });
+            });
+        }
+        if let Some((ie, source)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(SolveError::Element {
+                step,
+                t: cx.t,
+                level: cx.level,
+                element: model.element_names()[ie].clone(),
+                source,
+            });
+        }
+        system.zero();
+        let mut reference = 0.0;
+        for ie in 0..n_el {
+            if !system.active[ie] {
+                continue;
+            }
+            let n = system.local_size(ie);
+            let buf = &local[ie * stride..(ie + 1) * stride];
+            let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
+            let rn = norm2(r);
+            if !rn.is_finite() || !h.iter().all(|v| v.is_finite()) {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: format!("element `{}`", model.element_names()[ie]),
+                });
+            }
+            reference += rn + buf[0];
+            system.scatter_slices(ie, r, h);
+        }
+        let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
     }
 
@@ -509,6 +639,12 @@ const MAX_BACKTRACKS: usize = 6;
 /// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
 /// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
 const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
+
+/// Euclidean norm, summed in index order (the sequential and parallel assemblies must agree
+/// to the bit).
+fn norm2(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
 
 fn amax(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))

@@ -35,6 +35,32 @@ pub struct State {
     pub(crate) saved_unknown: Vec<Vector6<f64>>,
     pub(crate) scratch: Scratch,
     pub(crate) gathered: Gathered,
+    /// Thread pool and per-thread workers when elements are evaluated in parallel.
+    pub(crate) parallel: Option<Parallel>,
+}
+
+/// Per-thread evaluation buffers.
+pub(crate) struct Worker {
+    pub(crate) gathered: Gathered,
+    pub(crate) scratch: Scratch,
+}
+
+/// A thread pool with one [`Worker`] per thread (uncontended locks: a thread only takes its
+/// own worker, by `rayon::current_thread_index`).
+pub(crate) struct Parallel {
+    pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
+    pub(crate) workers: Vec<std::sync::Mutex<Worker>>,
+}
+
+/// Read-only node arrays of a [`State`], shared by the threads of a parallel assembly.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeArrays<'a> {
+    kinds: &'a [NodeKind],
+    cur: &'a [NodeState],
+    prev: &'a [NodeState],
+    smooth: &'a [NodeState],
+    tangent: &'a [Matrix3<f64>],
+    incr: &'a [Vector6<f64>],
 }
 
 /// Gather buffers: one element's node data in local order.
@@ -48,6 +74,37 @@ pub(crate) struct Gathered {
 }
 
 impl Gathered {
+    fn with_capacity(max_nodes: usize) -> Self {
+        Gathered {
+            kinds: vec![NodeKind::Point; max_nodes],
+            nodes: vec![NodeState::default(); max_nodes],
+            prev: vec![NodeState::default(); max_nodes],
+            smooth: vec![NodeState::default(); max_nodes],
+            tangent: vec![Matrix3::identity(); max_nodes],
+            incr: vec![Vector6::zeros(); max_nodes],
+        }
+    }
+
+    fn grow(&mut self, max_nodes: usize) {
+        if self.nodes.len() < max_nodes {
+            *self = Self::with_capacity(max_nodes);
+        }
+    }
+
+    /// Copy the data of the nodes `ids` into the buffers; returns their count.
+    pub(crate) fn gather(&mut self, a: NodeArrays<'_>, ids: &[saltus_core::NodeId]) -> usize {
+        for (k, id) in ids.iter().enumerate() {
+            let i = id.index();
+            self.kinds[k] = a.kinds[i];
+            self.nodes[k] = a.cur[i];
+            self.prev[k] = a.prev[i];
+            self.smooth[k] = a.smooth[i];
+            self.tangent[k] = a.tangent[i];
+            self.incr[k] = a.incr[i];
+        }
+        ids.len()
+    }
+
     /// Local view of the gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
     /// makes the base state the current iterate (the smooth stage is its own base).
     pub(crate) fn local<'a>(
@@ -79,12 +136,7 @@ impl State {
     pub fn new(model: &Model) -> Self {
         let nodes = model.nodes();
         let kinds: Vec<NodeKind> = nodes.iter().map(|n| n.kind).collect();
-        let max_nodes = model
-            .elements()
-            .iter()
-            .map(|e| e.nodes().len())
-            .max()
-            .unwrap_or(0);
+        let max_nodes = max_element_nodes(model);
         let init: Vec<NodeState> = nodes.iter().map(|n| n.initial).collect();
         let n = nodes.len();
         Self {
@@ -97,39 +149,97 @@ impl State {
             incr: vec![Vector6::zeros(); n],
             tangent: vec![Matrix3::identity(); n],
             saved_unknown: vec![Vector6::zeros(); n],
-            gathered: Gathered {
-                kinds: vec![NodeKind::Point; max_nodes],
-                nodes: vec![NodeState::default(); max_nodes],
-                prev: vec![NodeState::default(); max_nodes],
-                smooth: vec![NodeState::default(); max_nodes],
-                tangent: vec![Matrix3::identity(); max_nodes],
-                incr: vec![Vector6::zeros(); max_nodes],
-            },
+            gathered: Gathered::with_capacity(max_nodes),
+            parallel: None,
             kinds,
         }
     }
 
-    /// Resize the per-element buffers (gather, scratch) for the model's current elements
-    /// (after elements were added; allocates only when they grew).
+    /// Resize the per-element buffers (gather, scratch; also the per-thread ones) for the
+    /// model's current elements (after elements were added; allocates only when they grew).
     pub fn refit(&mut self, model: &Model) {
-        let max_nodes = model
-            .elements()
-            .iter()
-            .map(|e| e.nodes().len())
-            .max()
-            .unwrap_or(0);
-        let g = &mut self.gathered;
-        if g.nodes.len() < max_nodes {
-            g.kinds.resize(max_nodes, NodeKind::Point);
-            g.nodes.resize(max_nodes, NodeState::default());
-            g.prev.resize(max_nodes, NodeState::default());
-            g.smooth.resize(max_nodes, NodeState::default());
-            g.tangent.resize(max_nodes, Matrix3::identity());
-            g.incr.resize(max_nodes, Vector6::zeros());
-        }
+        let max_nodes = max_element_nodes(model);
+        self.gathered.grow(max_nodes);
         let needed = Scratch::for_elements(model.elements(), &self.kinds);
         if !self.scratch.covers(&needed) {
-            self.scratch = needed;
+            self.scratch = needed.clone();
+        }
+        if let Some(par) = self.parallel.as_mut() {
+            for w in par.workers.iter_mut() {
+                let w = w.get_mut().unwrap_or_else(|e| e.into_inner());
+                w.gathered.grow(max_nodes);
+                if !w.scratch.covers(&needed) {
+                    w.scratch = needed.clone();
+                }
+            }
+        }
+    }
+
+    /// Evaluate elements on `threads` threads (1: sequentially on the calling thread; 0: the
+    /// number rayon chooses — `RAYON_NUM_THREADS`, else the available cores). Results are
+    /// bit-identical for any thread count: elements are evaluated in parallel into their own
+    /// buffers and scattered in element order. Models with fewer than
+    /// [`crate::stage::PARALLEL_MIN_ELEMENTS`] elements stay sequential.
+    pub fn set_threads(&mut self, model: &Model, threads: usize) -> Result<(), String> {
+        // Below the parallel threshold the stages assemble sequentially: no pool at all.
+        if threads == 1 || model.elements().len() < crate::stage::PARALLEL_MIN_ELEMENTS {
+            self.parallel = None;
+            return Ok(());
+        }
+        let n = if threads == 0 {
+            automatic_threads()
+        } else {
+            threads
+        };
+        if n <= 1 {
+            self.parallel = None;
+            return Ok(());
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("saltus-{i}"))
+            .build()
+            .map_err(|e| format!("cannot start {n} threads: {e}"))?;
+        let max_nodes = max_element_nodes(model);
+        let scratch = Scratch::for_elements(model.elements(), &self.kinds);
+        let workers = (0..n)
+            .map(|_| {
+                std::sync::Mutex::new(Worker {
+                    gathered: Gathered::with_capacity(max_nodes),
+                    scratch: scratch.clone(),
+                })
+            })
+            .collect();
+        self.parallel = Some(Parallel {
+            pool: std::sync::Arc::new(pool),
+            workers,
+        });
+        Ok(())
+    }
+
+    /// The thread pool, if elements are evaluated in parallel. A scheme runs its whole step
+    /// inside `pool.install` so the stages' parallel loops start on a pool thread (one hand-off
+    /// per step instead of one per assembly).
+    pub fn pool(&self) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+        self.parallel
+            .as_ref()
+            .map(|p| std::sync::Arc::clone(&p.pool))
+    }
+
+    /// Number of threads elements are evaluated on.
+    pub fn threads(&self) -> usize {
+        self.parallel.as_ref().map_or(1, |p| p.workers.len())
+    }
+
+    /// The node arrays, for gathering on any thread.
+    pub(crate) fn arrays(&self) -> NodeArrays<'_> {
+        NodeArrays {
+            kinds: &self.kinds,
+            cur: &self.cur,
+            prev: &self.prev,
+            smooth: &self.smooth,
+            tangent: &self.tangent,
+            incr: &self.incr,
         }
     }
 
@@ -149,18 +259,15 @@ impl State {
 
     /// Gather element `ie`'s node data into the gather buffers; returns the node count.
     pub fn gather(&mut self, model: &Model, ie: usize) -> usize {
-        let ids = model.elements()[ie].nodes();
-        let g = &mut self.gathered;
-        for (k, id) in ids.iter().enumerate() {
-            let i = id.index();
-            g.kinds[k] = self.kinds[i];
-            g.nodes[k] = self.cur[i];
-            g.prev[k] = self.prev[i];
-            g.smooth[k] = self.smooth[i];
-            g.tangent[k] = self.tangent[i];
-            g.incr[k] = self.incr[i];
-        }
-        ids.len()
+        let arrays = NodeArrays {
+            kinds: &self.kinds,
+            cur: &self.cur,
+            prev: &self.prev,
+            smooth: &self.smooth,
+            tangent: &self.tangent,
+            incr: &self.incr,
+        };
+        self.gathered.gather(arrays, model.elements()[ie].nodes())
     }
 
     /// Local view of the last gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
@@ -195,6 +302,25 @@ impl State {
         }
         s
     }
+}
+
+/// Thread count rayon would choose (`RAYON_NUM_THREADS` if set to a positive number, else the
+/// available cores), without starting rayon's global pool.
+fn automatic_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn max_element_nodes(model: &Model) -> usize {
+    model
+        .elements()
+        .iter()
+        .map(|e| e.nodes().len())
+        .max()
+        .unwrap_or(0)
 }
 
 pub(crate) fn split(v: &Vector6<f64>) -> (Vector3<f64>, Vector3<f64>) {

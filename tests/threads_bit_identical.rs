@@ -1,0 +1,144 @@
+//! `threads_bit_identical`: element evaluation on 1 and 2 threads gives byte-identical HDF5
+//! datasets, on the beam-cantilever and ball benchmark models.
+//!
+//! Elements are evaluated in parallel into their own local buffers and scattered in element
+//! order, so the assembled systems — and everything downstream — do not depend on the thread
+//! count. The models are large enough (≥ 32 elements) for the parallel assembly to engage.
+
+use hdf5_metno as hdf5;
+use saltus::elements::beam::{BeamBuilder, BeamSpec};
+use saltus::elements::body::RigidBody;
+use saltus::elements::contact::plane::PlaneContact;
+use saltus::elements::force::NodalLoad;
+use saltus::io::Hdf5Sink;
+use saltus::prelude::*;
+use std::path::Path;
+
+/// The beam benchmark: a steel cantilever in `n` elements under a suddenly applied tip load.
+fn cantilever(n: usize) -> Model {
+    let mut model = Model::new();
+    let root = model
+        .add_node(NodeDef::frame("root", Vector3::zeros()).fixed())
+        .unwrap();
+    let tip = model
+        .add_node(NodeDef::frame("tip", Vector3::new(1.0, 0.0, 0.0)))
+        .unwrap();
+    let spec = BeamSpec::rectangular(2.1e11, 0.3, 7850.0, 0.02, 0.01);
+    BeamBuilder::new("beam", spec)
+        .line(&mut model, root, tip, n)
+        .unwrap();
+    let load = NodalLoad::on_frame(tip, Vector3::new(1000.0, 0.0, 100.0), Vector3::zeros());
+    model.add_element("load", load.unwrap()).unwrap();
+    model
+}
+
+/// The ball benchmark: `n` spheres dropped at staggered heights on a frictional plane.
+fn balls(n: usize) -> Model {
+    let r = 0.05;
+    let mut model = Model::new();
+    let side = (n as f64).sqrt().ceil() as usize;
+    for i in 0..n {
+        let (ix, iy) = (i % side, i / side);
+        let x = Vector3::new(
+            3.0 * r * ix as f64,
+            3.0 * r * iy as f64,
+            r + 0.01 + 0.05 * ((i * 7) % 11) as f64 / 11.0,
+        );
+        let node = model
+            .add_node(NodeDef::frame(format!("ball{i}"), x).velocity(Vector3::new(0.5, 0.0, 0.0)))
+            .unwrap();
+        model
+            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
+            .unwrap();
+        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
+            .unwrap()
+            .friction(0.3)
+            .restitution(0.6, 0.0)
+            .resistance(0.001, 0.0005);
+        model.add_element(format!("floor{i}"), c).unwrap();
+    }
+    model
+}
+
+fn run(mut model: Model, mut opts: NsgaOptions, threads: usize, path: &Path) -> RunSummary {
+    opts.threads = threads;
+    let mut solver = Nsga::new(&mut model, opts).unwrap();
+    assert_eq!(solver.threads(), threads);
+    // The parallel assembly engages from this many elements.
+    assert!(model.elements().len() >= saltus::solvers::stage::PARALLEL_MIN_ELEMENTS);
+    let mut sink = Hdf5Sink::create(path).unwrap();
+    solver.run(&mut model, &mut sink, &mut |_| {}).unwrap()
+}
+
+/// Every dataset of the file with its raw bytes, by path.
+fn datasets(path: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(g: &hdf5::Group, out: &mut Vec<(String, Vec<u8>)>) {
+        for ds in g.datasets().unwrap() {
+            let bytes: Vec<u8> = if ds.dtype().unwrap().is::<f64>() {
+                let v: Vec<f64> = ds.read_raw().unwrap();
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            } else if ds.dtype().unwrap().is::<u64>() {
+                let v: Vec<u64> = ds.read_raw().unwrap();
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            } else {
+                // Names (variable-length strings) and indices: compared through their text.
+                format!("{:?}", ds.read_raw::<hdf5::types::VarLenUnicode>().ok()).into_bytes()
+            };
+            out.push((ds.name(), bytes));
+        }
+        for sub in g.groups().unwrap() {
+            walk(&sub, out);
+        }
+    }
+    let file = hdf5::File::open(path).unwrap();
+    let mut out = Vec::new();
+    walk(&file, &mut out);
+    out.sort();
+    out
+}
+
+fn compare(name: &str, model: impl Fn() -> Model, opts: NsgaOptions) {
+    let dir = std::env::temp_dir().join(format!("saltus-threads-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (p1, p2) = (dir.join("t1.h5"), dir.join("t2.h5"));
+    let s1 = run(model(), opts.clone(), 1, &p1);
+    let s2 = run(model(), opts, 2, &p2);
+    let (d1, d2) = (datasets(&p1), datasets(&p2));
+    eprintln!(
+        "{name}: {} datasets, {} bytes; iterations {:?} / {:?}",
+        d1.len(),
+        d1.iter().map(|(_, b)| b.len()).sum::<usize>(),
+        s1.iterations(),
+        s2.iterations()
+    );
+    assert!(d1.len() > 10, "{name}: too few datasets");
+    assert_eq!(
+        d1.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+        d2.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    for ((n, a), (_, b)) in d1.iter().zip(&d2) {
+        assert!(
+            a == b,
+            "{name}: dataset {n} differs between 1 and 2 threads"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn threads_bit_identical() {
+    saltus::link();
+    let beam = NsgaOptions {
+        h: 1e-4,
+        t_end: 20e-4,
+        gravity: Vector3::zeros(),
+        ..Default::default()
+    };
+    compare("beam", || cantilever(64), beam);
+    let balls_opts = NsgaOptions {
+        h: 1e-3,
+        t_end: 0.15,
+        ..Default::default()
+    };
+    compare("balls", || balls(40), balls_opts);
+}
