@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo bench --bench balls` (N = 10, 100, 1000) or `cargo bench --bench balls -- 100`.
 
+mod common;
 use saltus::elements::body::RigidBody;
 use saltus::elements::contact::plane::PlaneContact;
 use saltus::prelude::*;
@@ -60,6 +61,7 @@ fn main() {
             t_end: steps as f64 * h,
             rho_inf: 0.8,
             gravity: Vector3::new(0.0, 0.0, -9.81),
+            threads: common::threads(),
             ..NsgaOptions::default()
         };
         let mut solver = Nsga::new(&mut model, opts).unwrap();

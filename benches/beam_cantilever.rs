@@ -12,8 +12,10 @@
 //! `tol_f` 1 N (a reference force far above the round-off floor of stiff elements).
 //!
 //! Run: `cargo bench --bench beam_cantilever` (N = 10, 100, 1000, 10000) or
-//! `cargo bench --bench beam_cantilever -- 100 1000 --tuned`.
+//! `cargo bench --bench beam_cantilever -- 100 1000 --tuned`; `--threads=N` evaluates elements
+//! on N threads (default 1).
 
+mod common;
 use saltus::elements::beam::{BeamBuilder, BeamSpec};
 use saltus::elements::force::NodalLoad;
 use saltus::prelude::*;
@@ -75,6 +77,7 @@ fn main() {
             t_end: steps as f64 * h,
             rho_inf: 0.8,
             gravity: Vector3::zeros(),
+            threads: common::threads(),
             ..NsgaOptions::default()
         };
         if tuned {

@@ -5,6 +5,7 @@
 //!
 //! Run: `cargo bench --bench chain` (all sizes) or `cargo bench --bench chain -- 10 100`.
 
+mod common;
 use saltus::elements::body::RigidBody;
 use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
@@ -59,6 +60,7 @@ fn main() {
             t_end: steps as f64 * h,
             rho_inf: 0.8,
             gravity: Vector3::new(0.0, 0.0, -9.81),
+            threads: common::threads(),
             ..NsgaOptions::default()
         };
         let mut solver = Nsga::new(&mut model, opts).unwrap();

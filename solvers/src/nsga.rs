@@ -464,6 +464,8 @@ impl Nsga {
         }
         st.cur.clone_from(&st.prev);
         st.smooth.clone_from(&st.prev);
+        // Run statistics count the steps only.
+        self.smooth.clear_statistics();
         Ok(())
     }
 

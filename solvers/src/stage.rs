@@ -208,6 +208,16 @@ impl Stage {
         &self.summary
     }
 
+    /// Forget the Newton statistics so far (solves, iterations, backtracks; factorization
+    /// counts are kept), e.g. after a scheme's start-up solve.
+    pub fn clear_statistics(&mut self) {
+        let s = &mut self.summary;
+        s.solves = 0;
+        s.iterations = 0;
+        s.max_iterations = 0;
+        s.backtracks = 0;
+    }
+
     /// All multipliers of the stage (element order, scaled by the stage's `k`).
     pub fn multipliers(&self) -> &[f64] {
         &self.mult
@@ -285,7 +295,7 @@ impl Stage {
                 element: model.element_names()[ie].clone(),
                 source,
             })?;
-            let rn = norm2(&r_loc.as_slice()[..n]);
+            let rn = element_norm(&r_loc.as_slice()[..n]);
             let ld = h_loc.nrows();
             let hs = h_loc.as_slice();
             let finite = (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
@@ -408,7 +418,7 @@ impl Stage {
             let n = system.local_size(ie);
             let buf = &local[ie * stride..(ie + 1) * stride];
             let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
-            let rn = norm2(r);
+            let rn = element_norm(r);
             if !rn.is_finite() || !h.iter().all(|v| v.is_finite()) {
                 return Err(SolveError::NonFinite {
                     step,
@@ -640,10 +650,15 @@ const MAX_BACKTRACKS: usize = 6;
 /// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
 const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
 
-/// Euclidean norm, summed in index order (the sequential and parallel assemblies must agree
-/// to the bit).
+/// Euclidean norm of an assembled residual, summed in index order.
 fn norm2(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Euclidean norm of an element residual (nalgebra's kernel on a contiguous slice: the same
+/// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
+fn element_norm(v: &[f64]) -> f64 {
+    nalgebra::DVectorView::from_slice(v, v.len()).norm()
 }
 
 fn amax(v: &[f64]) -> f64 {
