@@ -208,14 +208,23 @@ fn newton_no_alloc() {
     saltus::link();
     let root = env!("CARGO_MANIFEST_DIR");
     let mut total = 0;
+    {
+        // Automatic threads (the default) on a small model: below the parallel threshold no
+        // thread pool is started.
+        let (mut model, opts) = file_model(&format!("{root}/models/slider_crank.toml"));
+        assert!(model.elements().len() < saltus::solvers::stage::PARALLEL_MIN_ELEMENTS);
+        assert_eq!(Nsga::new(&mut model, opts).unwrap().threads(), 1);
+    }
     for name in ["slider_crank", "pendulum", "flexible_crank"] {
         let (mut model, mut opts) = file_model(&format!("{root}/models/{name}.toml"));
         opts.t_end = 10.0;
+        opts.threads = 1;
         total += allocations(name, &mut model, opts, 0, 200);
     }
     let opts = NsgaOptions {
         h: 1e-3,
         t_end: 10.0,
+        threads: 1,
         ..Default::default()
     };
     total += allocations("balls", &mut balls(), opts.clone(), 0, 1000);
