@@ -25,5 +25,5 @@ pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 pub use output::{
     MemorySink, OutputLayout, ResultSink, SinkError, StageStep, StepRecord, StepStats,
 };
-pub use physics::{Force, ForceTerms, Inertia, PhysicsState};
+pub use physics::{Force, ForceTerms, Inertia, NodeInertia, PhysicsState};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

@@ -183,6 +183,14 @@ pub trait Inertia: Send + Sync {
     /// Add the constant material mass matrix `M` (`n × n`, local unknown order) into `m`.
     fn mass_matrix(&self, kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>);
 
+    /// The inertia as one [`NodeInertia`] per node, if `M` is block diagonal that way (rigid
+    /// bodies, point masses, lumped masses): the stage then works on 3×3 blocks instead of the
+    /// dense `M`. Must agree with [`Inertia::mass_matrix`] (checked by the FD tests through
+    /// both paths). Default: `None` (dense `M`).
+    fn node_inertia(&self) -> Option<&[NodeInertia]> {
+        None
+    }
+
     /// Add the inertial force `f_in(q, v)` with its tangents `−∂f_in/∂q`, `−∂f_in/∂v` (e.g.
     /// `−Ω × JΩ` and `hat(Ω)J − hat(JΩ)`). Default: none (point masses).
     fn inertial_force(
@@ -197,6 +205,16 @@ pub trait Inertia: Send + Sync {
     fn inertial_force_dependence(&self) -> Dependence {
         Dependence::NONE
     }
+}
+
+/// Inertia carried by one node: translational mass `m` [kg] (`m I` on `δx`) and, for a frame
+/// node, the material inertia tensor `J` [kg m²] on `δΘ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeInertia {
+    /// Mass `m` [kg].
+    pub mass: f64,
+    /// Material inertia tensor `J` [kg m²] (zero for point nodes).
+    pub inertia: Matrix3<f64>,
 }
 
 /// Rigid-body inertia on one frame node at its centre of mass: `M = diag(m I, J)` and the

@@ -29,7 +29,7 @@
 
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
 use crate::node::{NodeKind, NodeState};
-use crate::physics::{Dependence, ForceTerms, PhysicsState};
+use crate::physics::{Dependence, ForceTerms, NodeInertia, PhysicsState};
 use nalgebra::{DMatrixViewMut, DVectorViewMut, Vector3};
 
 /// Per-evaluation scratch of [`evaluate_element`], sized once for the largest element so that
@@ -184,13 +184,16 @@ fn add_inertia(
     m: &mut [f64],
     a: &mut [f64],
 ) -> f64 {
-    let m = &mut m[..n * n];
-    m.fill(0.0);
-    inertia.mass_matrix(s.kinds, &mut DMatrixViewMut::from_slice(m, n, n));
     let da = match cx.inertia {
         InertiaTerm::Acceleration => cx.dvdot_dv,
         _ => 1.0,
     };
+    if let Some(blocks) = inertia.node_inertia() {
+        return add_node_inertia(blocks, cx, s, da, out);
+    }
+    let m = &mut m[..n * n];
+    m.fill(0.0);
+    inertia.mass_matrix(s.kinds, &mut DMatrixViewMut::from_slice(m, n, n));
     let mut o = 0;
     for (i, kind) in s.kinds.iter().enumerate() {
         let nd = kind.ndof();
@@ -244,6 +247,45 @@ fn add_inertia(
         *r += x;
     }
     ma.chunks(3).map(norm3).sum()
+}
+
+/// [`add_inertia`] for a block-diagonal inertia: per node `[m a_x ; J a_Θ]` and `da·diag(m I, J)`.
+fn add_node_inertia(
+    blocks: &[NodeInertia],
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    da: f64,
+    out: &mut LocalSystem<'_>,
+) -> f64 {
+    let mut o = 0;
+    let mut norms = 0.0;
+    for (i, (kind, b)) in s.kinds.iter().zip(blocks).enumerate() {
+        let (ax, ar) = match cx.inertia {
+            InertiaTerm::Acceleration => (s.nodes[i].vdot, s.nodes[i].omegadot),
+            _ => (
+                s.incr[i].fixed_rows::<3>(0).into_owned(),
+                s.incr[i].fixed_rows::<3>(3).into_owned(),
+            ),
+        };
+        let fx = ax * b.mass;
+        for d in 0..3 {
+            out.residual[o + d] += fx[d];
+            out.hessian[(o + d, o + d)] += da * b.mass;
+        }
+        norms += fx.norm();
+        if *kind == NodeKind::Frame {
+            let fr = b.inertia * ar;
+            for r in 0..3 {
+                out.residual[o + 3 + r] += fr[r];
+                for c in 0..3 {
+                    out.hessian[(o + 3 + r, o + 3 + c)] += da * b.inertia[(r, c)];
+                }
+            }
+            norms += fr.norm();
+        }
+        o += kind.ndof();
+    }
+    norms
 }
 
 /// Largest element size (node unknowns) handled with stack buffers in [`add_inertia`].

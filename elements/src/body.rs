@@ -21,7 +21,7 @@ use saltus_core::physics::{add_gyroscopic, rigid_mass_matrix};
 use saltus_core::registry::{parse_params, require_positive};
 use saltus_core::{
     BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, Inertia,
-    NodeId, NodeKind, OutputState, PhysicsState,
+    NodeId, NodeInertia, NodeKind, OutputState, PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +123,7 @@ pub struct RigidBody {
     node: [NodeId; 1],
     mass: f64,
     inertia: Matrix3<f64>,
+    lumped: [NodeInertia; 1],
 }
 
 impl RigidBody {
@@ -167,6 +168,7 @@ impl RigidBody {
             node: [node],
             mass,
             inertia,
+            lumped: [NodeInertia { mass, inertia }],
         })
     }
 
@@ -214,6 +216,10 @@ impl Inertia for RigidBody {
 
     fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
         rigid_mass_matrix(self.mass, &self.inertia, 0, m);
+    }
+
+    fn node_inertia(&self) -> Option<&[NodeInertia]> {
+        Some(&self.lumped)
     }
 
     fn inertial_force(
@@ -289,13 +295,14 @@ pub struct PointMassSpec {
 pub struct PointMass {
     node: [NodeId; 1],
     mass: f64,
+    lumped: [NodeInertia; 1],
 }
 
 impl PointMass {
     /// A point mass of `mass` \[kg\] (finite, > 0) on the point node `node`.
     pub fn new(node: NodeId, mass: f64) -> Result<Self, BuildError> {
         check_mass("<point_mass>", mass)?;
-        Ok(Self { node: [node], mass })
+        Ok(Self::unchecked(node, mass))
     }
 }
 
@@ -307,10 +314,7 @@ pub fn build_point_mass(
     let nodes = cx.resolve_nodes(def, &[Some(NodeKind::Point)])?;
     let spec: PointMassSpec = parse_params(def)?;
     require_positive(def, "mass", spec.mass)?;
-    Ok(Box::new(PointMass {
-        node: [nodes[0]],
-        mass: spec.mass,
-    }))
+    Ok(Box::new(PointMass::unchecked(nodes[0], spec.mass)))
 }
 
 fn point_mass_example() -> serde_json::Value {
@@ -325,9 +329,26 @@ saltus_core::register_element! {
     example_nodes: &[NodeKind::Point],
 }
 
+impl PointMass {
+    fn unchecked(node: NodeId, mass: f64) -> Self {
+        Self {
+            node: [node],
+            mass,
+            lumped: [NodeInertia {
+                mass,
+                inertia: Matrix3::zeros(),
+            }],
+        }
+    }
+}
+
 impl Inertia for PointMass {
     fn total_mass(&self) -> f64 {
         self.mass
+    }
+
+    fn node_inertia(&self) -> Option<&[NodeInertia]> {
+        Some(&self.lumped)
     }
 
     fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
@@ -451,6 +472,29 @@ mod tests {
         fx.smooth[0] = state;
         fx.incr[0] = nalgebra::Vector6::zeros();
         fx
+    }
+
+    #[test]
+    fn node_inertia_agrees_with_the_mass_matrix() {
+        // The stage uses the per-node blocks; they must describe the same M as mass_matrix.
+        let point = PointMass::new(NodeId(0), 1.5).unwrap();
+        let body = body();
+        let cases: [(&dyn Inertia, NodeKind); 2] =
+            [(&body, NodeKind::Frame), (&point, NodeKind::Point)];
+        for (inertia, kind) in cases {
+            let n = kind.ndof();
+            let mut dense = DMatrix::zeros(n, n);
+            inertia.mass_matrix(&[kind], &mut dense.view_mut((0, 0), (n, n)));
+            let b = inertia.node_inertia().unwrap()[0];
+            let mut blocks = DMatrix::zeros(n, n);
+            for d in 0..3 {
+                blocks[(d, d)] = b.mass;
+            }
+            if kind == NodeKind::Frame {
+                blocks.view_mut((3, 3), (3, 3)).copy_from(&b.inertia);
+            }
+            assert_eq!(dense, blocks);
+        }
     }
 
     #[test]
