@@ -5,38 +5,12 @@
 //!
 //! Run: `cargo bench --bench balls` (N = 10, 100, 1000) or `cargo bench --bench balls -- 100`.
 
+#[path = "../tests/bench_models/mod.rs"]
+mod bench_models;
 mod common;
-use saltus::elements::body::RigidBody;
-use saltus::elements::contact::plane::PlaneContact;
+use bench_models::balls;
 use saltus::prelude::*;
 use std::time::Instant;
-
-fn balls(n: usize) -> Model {
-    let r = 0.05;
-    let mut model = Model::new();
-    let side = (n as f64).sqrt().ceil() as usize;
-    for i in 0..n {
-        let (ix, iy) = (i % side, i / side);
-        let x = Vector3::new(
-            3.0 * r * ix as f64,
-            3.0 * r * iy as f64,
-            r + 0.05 + 0.2 * ((i * 7) % 11) as f64 / 11.0,
-        );
-        let node = model
-            .add_node(NodeDef::frame(format!("ball{i}"), x).velocity(Vector3::new(0.5, 0.0, 0.0)))
-            .unwrap();
-        model
-            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
-            .unwrap();
-        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
-            .unwrap()
-            .friction(0.3)
-            .restitution(0.6, 0.0)
-            .resistance(0.001, 0.0005);
-        model.add_element(format!("floor{i}"), c).unwrap();
-    }
-    model
-}
 
 fn main() {
     let args: Vec<usize> = std::env::args()

@@ -15,28 +15,12 @@
 //! `cargo bench --bench beam_cantilever -- 100 1000 --tuned`; `--threads=N` evaluates elements
 //! on N threads (default 1).
 
+#[path = "../tests/bench_models/mod.rs"]
+mod bench_models;
 mod common;
-use saltus::elements::beam::{BeamBuilder, BeamSpec};
-use saltus::elements::force::NodalLoad;
+use bench_models::cantilever;
 use saltus::prelude::*;
 use std::time::Instant;
-
-fn cantilever(n: usize) -> Model {
-    let mut model = Model::new();
-    let root = model
-        .add_node(NodeDef::frame("root", Vector3::zeros()).fixed())
-        .unwrap();
-    let tip = model
-        .add_node(NodeDef::frame("tip", Vector3::new(1.0, 0.0, 0.0)))
-        .unwrap();
-    let spec = BeamSpec::rectangular(2.1e11, 0.3, 7850.0, 0.02, 0.01);
-    BeamBuilder::new("beam", spec)
-        .line(&mut model, root, tip, n)
-        .unwrap();
-    let load = NodalLoad::on_frame(tip, Vector3::new(1000.0, 0.0, 100.0), Vector3::zeros());
-    model.add_element("load", load.unwrap()).unwrap();
-    model
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

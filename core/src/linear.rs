@@ -26,6 +26,21 @@ pub enum LinearError {
     OutOfMemory,
 }
 
+/// The CSC pattern of `a` for faer: order, column pointers and checked structure.
+fn pattern(
+    a: &sprs::CsMat<f64>,
+) -> Result<(usize, &[usize], SymbolicSparseColMatRef<'_, usize>), LinearError> {
+    let n = a.rows();
+    let col_ptr = a.indptr().into_raw_storage();
+    if col_ptr.first().is_some_and(|&p| p != 0) {
+        return Err(LinearError::Malformed(
+            "CSC index pointer has an offset".into(),
+        ));
+    }
+    let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
+    Ok((n, col_ptr, pattern))
+}
+
 /// Sparse LU solver keeping the symbolic factorization and all workspaces between calls.
 pub struct SparseLu {
     generation: Option<u64>,
@@ -77,12 +92,7 @@ impl SparseLu {
         if self.generation == Some(generation) && self.symbolic.is_some() {
             return Ok(());
         }
-        let n = a.rows();
-        let indptr = a.indptr();
-        let col_ptr = indptr
-            .as_slice()
-            .ok_or_else(|| LinearError::Malformed("CSC index pointer has an offset".into()))?;
-        let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
+        let (n, col_ptr, pattern) = pattern(a)?;
         {
             // Simplicial: its numeric factorization keeps its storage between calls, while the
             // supernodal one allocates temporaries on every call (no allocation inside a step).
@@ -138,12 +148,7 @@ impl SparseLu {
     /// [`SparseLu::analyze`]); the numeric factorization reuses storage.
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
         self.analyze(a, generation)?;
-        let n = a.rows();
-        let indptr = a.indptr();
-        let col_ptr = indptr
-            .as_slice()
-            .ok_or_else(|| LinearError::Malformed("CSC index pointer has an offset".into()))?;
-        let pattern = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, a.indices());
+        let (_, _, pattern) = pattern(a)?;
         let Some(sym) = self.symbolic.as_ref() else {
             return Err(LinearError::Symbolic("no symbolic factorization".into()));
         };

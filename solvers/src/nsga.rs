@@ -542,7 +542,7 @@ impl Nsga {
         let coef = self.coef;
         let t = self.t + h;
         let step = self.step + 1;
-        let tol = self.tolerance();
+
         // Stage 1: smooth motion.
         let report = self.smooth_step(model, h, t, &coef, step)?;
         self.note(0, &report);
@@ -551,34 +551,9 @@ impl Nsga {
         self.state.smooth.clone_from(&self.state.cur);
 
         // Stage 2: position correction, q = q̃ ⊕ U, v = ṽ.
-        let cx = self.cx(Level::Position, h, t, &coef);
-        self.position.reset(&mut self.state);
-        let report = self.position.newton(
-            model,
-            &mut self.state,
-            &cx,
-            &tol,
-            step,
-            Some(&self.smooth),
-            update_position_states,
-        )?;
-        self.note(1, &report);
-        Self::notify_level(model, &mut self.state, &self.position, &self.smooth, &cx);
-
+        self.correction(model, Level::Position, h, t, step, update_position_states)?;
         // Stage 3: velocity jump, q frozen, v = ṽ + W.
-        let cx = self.cx(Level::Velocity, h, t, &coef);
-        self.velocity.reset(&mut self.state);
-        let report = self.velocity.newton(
-            model,
-            &mut self.state,
-            &cx,
-            &tol,
-            step,
-            Some(&self.smooth),
-            update_velocity_states,
-        )?;
-        self.note(2, &report);
-        Self::notify_level(model, &mut self.state, &self.velocity, &self.smooth, &cx);
+        self.correction(model, Level::Velocity, h, t, step, update_velocity_states)?;
 
         // Complete the α-recursion and accept: a_{n+1} = a* + (1−α_f)/(1−α_m) v̇̃_{n+1}.
         let (am, af) = (coef.alpha_m, coef.alpha_f);
@@ -596,6 +571,44 @@ impl Nsga {
         self.state.prev.clone_from(&self.state.cur);
         self.t = t;
         self.stats.h = h;
+        Ok(())
+    }
+
+    /// Solve a correction stage (position or velocity) from the converged smooth state, with the
+    /// smooth multipliers as `mult_smooth`, and notify its elements.
+    fn correction(
+        &mut self,
+        model: &mut Model,
+        level: Level,
+        h: f64,
+        t: f64,
+        step: usize,
+        update: fn(&mut State),
+    ) -> Result<(), SolveError> {
+        let coef = self.coef;
+        let cx = self.cx(level, h, t, &coef);
+        let tol = self.tolerance();
+        let (index, stage) = match level {
+            Level::Position => (1, &mut self.position),
+            _ => (2, &mut self.velocity),
+        };
+        stage.reset(&mut self.state);
+        let report = stage.newton(
+            model,
+            &mut self.state,
+            &cx,
+            &tol,
+            step,
+            Some(&self.smooth),
+            update,
+        )?;
+        self.note(index, &report);
+        let stage = if index == 1 {
+            &self.position
+        } else {
+            &self.velocity
+        };
+        Self::notify_level(model, &mut self.state, stage, &self.smooth, &cx);
         Ok(())
     }
 

@@ -116,13 +116,7 @@ impl Stage {
         let handles = model.element_handles().to_vec();
         let topology = model.topology();
         let mut lu = SparseLu::new();
-        lu.analyze(&system.matrix, system.generation)
-            .map_err(|source| SolveError::Linear {
-                step: 0,
-                t: 0.0,
-                level,
-                source,
-            })?;
+        analyze(&mut lu, &system, level)?;
         Ok(Self {
             lu,
             mult: vec![0.0; n_mult],
@@ -173,14 +167,7 @@ impl Stage {
                 }
             }
         }
-        self.lu
-            .analyze(&system.matrix, system.generation)
-            .map_err(|source| SolveError::Linear {
-                step: 0,
-                t: 0.0,
-                level: self.level,
-                source,
-            })?;
+        analyze(&mut self.lu, &system, self.level)?;
         self.saved_mult = vec![0.0; n_mult];
         self.mult = mult;
         self.delta = vec![0.0; system.n];
@@ -649,6 +636,18 @@ const MAX_BACKTRACKS: usize = 6;
 /// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
 /// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
 const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
+
+/// Symbolic LU analysis of a new pattern (done when a stage is built or rebuilt, outside the
+/// steps' Newton loops).
+fn analyze(lu: &mut SparseLu, system: &LevelSystem, level: Level) -> Result<(), SolveError> {
+    lu.analyze(&system.matrix, system.generation)
+        .map_err(|source| SolveError::Linear {
+            step: 0,
+            t: 0.0,
+            level,
+            source,
+        })
+}
 
 /// Euclidean norm of an assembled residual, summed in index order.
 fn norm2(v: &[f64]) -> f64 {

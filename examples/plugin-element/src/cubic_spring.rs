@@ -56,7 +56,7 @@ impl CubicSpring {
     }
 }
 
-// ---- physics: 27 lines ---------------------------------------------------------------------
+// ---- physics: 28 lines ---------------------------------------------------------------------
 impl Force for CubicSpring {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
         let (e, l, n) = self.geometry(&s.x(0), &s.x(1));
