@@ -106,3 +106,65 @@ fn every_registered_element_has_exact_hessians() {
     println!("{table}");
     assert!(!failed, "finite-difference Hessian check failed:\n{table}");
 }
+
+/// Residual-only evaluation (line search) gives exactly the residual and the convergence
+/// reference of the full evaluation, for every registered element at every stage.
+#[test]
+fn residual_only_evaluation_matches_the_full_one() {
+    saltus_elements::link();
+    let mut checked = 0;
+    for kind in element_kinds() {
+        let mut rng = Rng::new(0xBEEF ^ kind.type_name.len() as u64);
+        let element = build_example(kind, &mut rng).unwrap();
+        for (stage, cx) in saltus_core::fd::stage_contexts() {
+            if !participates(element.as_ref(), cx.level) {
+                continue;
+            }
+            let fx = LocalFixture::random(
+                kind.example_nodes,
+                element.n_mult(cx.level),
+                element.n_mult(Level::Smooth),
+                0.3,
+                &mut Rng::new(3),
+            );
+            let (nodes, tangents) = fx.states(&cx, &fx.incr);
+            let s = saltus_core::LocalState {
+                kinds: &fx.kinds,
+                nodes: &nodes,
+                prev: &fx.prev,
+                smooth: if cx.motion() == saltus_core::StageMotion::Rates {
+                    &nodes
+                } else {
+                    &fx.smooth
+                },
+                rot_tangent: &tangents,
+                incr: &fx.incr,
+                mult: &fx.mult,
+                mult_smooth: &fx.mult_smooth,
+            };
+            let n = fx.n_unknowns();
+            let eval = |full: bool| {
+                let mut r = nalgebra::DVector::zeros(n);
+                let mut h = nalgebra::DMatrix::zeros(n, n);
+                let mut out = saltus_core::LocalSystem {
+                    residual: r.rows_mut(0, n),
+                    hessian: h.view_mut((0, 0), (n, n)),
+                    reference: 0.0,
+                };
+                let mut sc = saltus_core::stage::Scratch::new(fx.kinds.len(), n);
+                let f = if full {
+                    saltus_core::stage::evaluate_element
+                } else {
+                    saltus_core::stage::evaluate_element_residual
+                };
+                f(element.as_ref(), &cx, &s, &mut out, &mut sc).unwrap();
+                let reference = out.reference;
+                (r, reference)
+            };
+            let (full, residual) = (eval(true), eval(false));
+            assert_eq!(full, residual, "{} at {stage}", kind.type_name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} element stages checked");
+}

@@ -56,13 +56,24 @@ fn compare(name: &str, model: impl Fn() -> Model, opts: NsgaOptions) {
     let (p1, p2) = (dir.join("t1.h5"), dir.join("t2.h5"));
     let s1 = run(model(), opts.clone(), 1, &p1);
     let s2 = run(model(), opts, 2, &p2);
+    // Every line-search backtrack judges the shortened step from one residual-only assembly.
+    for s in [&s1, &s2] {
+        for stage in &s.stages {
+            assert_eq!(
+                stage.residual_assemblies, stage.backtracks,
+                "{name} {}",
+                stage.name
+            );
+        }
+    }
     let (d1, d2) = (datasets(&p1), datasets(&p2));
     eprintln!(
-        "{name}: {} datasets, {} bytes; iterations {:?} / {:?}",
+        "{name}: {} datasets, {} bytes; iterations {:?} / {:?}, backtracks {:?}",
         d1.len(),
         d1.iter().map(|(_, b)| b.len()).sum::<usize>(),
         s1.iterations(),
-        s2.iterations()
+        s2.iterations(),
+        s1.backtracks()
     );
     assert!(d1.len() > 10, "{name}: too few datasets");
     assert_eq!(

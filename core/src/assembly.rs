@@ -200,6 +200,21 @@ impl LevelSystem {
         self.rhs.fill(0.0);
     }
 
+    /// Zero the right-hand side only (a residual-only assembly keeps the matrix values).
+    pub fn zero_rhs(&mut self) {
+        self.rhs.fill(0.0);
+    }
+
+    /// Add element `e`'s local residual `r` (its `n` local unknowns) into `rhs`.
+    pub fn scatter_residual(&mut self, e: usize, r: &[f64]) {
+        let (a, b) = self.dof_range[e];
+        for (g, v) in self.dofs[a..b].iter().zip(r) {
+            if *g != FIXED {
+                self.rhs[*g] += v;
+            }
+        }
+    }
+
     /// Add `value` to the diagonal entry of every multiplier unknown (Jacobian regularization).
     pub fn add_to_multiplier_diagonal(&mut self, value: f64) {
         let data = self.matrix.data_mut();

@@ -103,6 +103,31 @@ pub fn evaluate_element(
     out: &mut LocalSystem<'_>,
     sc: &mut Scratch,
 ) -> Result<(), ElementError> {
+    evaluate(element, cx, s, out, sc, true)
+}
+
+/// [`evaluate_element`] when only the residual is needed (line search, convergence checks):
+/// the physics terms skip their tangents and add nothing to `out.hessian`; the residual and the
+/// reference are the same as with the Hessian. A raw level method still fills its Hessian
+/// (the caller ignores it).
+pub fn evaluate_element_residual(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut LocalSystem<'_>,
+    sc: &mut Scratch,
+) -> Result<(), ElementError> {
+    evaluate(element, cx, s, out, sc, false)
+}
+
+fn evaluate(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut LocalSystem<'_>,
+    sc: &mut Scratch,
+    hessian: bool,
+) -> Result<(), ElementError> {
     let inertia = element.as_inertia();
     let force = element.as_force();
     if inertia.is_some() || force.is_some() {
@@ -150,17 +175,19 @@ pub fn evaluate_element(
         let mut terms = 0;
         let mut reference = 0.0;
         if let Some(inertia) = inertia.filter(|_| cx.inertia != InertiaTerm::None) {
-            reference += add_inertia(inertia, cx, s, n, out, m, a);
+            reference += add_inertia(inertia, cx, s, n, out, m, a, hessian);
             let eval =
                 |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| inertia.inertial_force(st, t);
             let dep = inertia.inertial_force_dependence();
-            reference += add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d)?;
+            reference +=
+                add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d, hessian)?;
             terms += 2;
         }
         if let Some(force) = force {
             let eval = |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| force.force(st, t);
             let dep = force.dependence();
-            reference += add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d)?;
+            reference +=
+                add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d, hessian)?;
             terms += 1;
         }
         if terms > 1 {
@@ -183,13 +210,14 @@ fn add_inertia(
     out: &mut LocalSystem<'_>,
     m: &mut [f64],
     a: &mut [f64],
+    hessian: bool,
 ) -> f64 {
     let da = match cx.inertia {
         InertiaTerm::Acceleration => cx.dvdot_dv,
         _ => 1.0,
     };
     if let Some(blocks) = inertia.node_inertia() {
-        return add_node_inertia(blocks, cx, s, da, out);
+        return add_node_inertia(blocks, cx, s, if hessian { da } else { 0.0 }, out);
     }
     let m = &mut m[..n * n];
     m.fill(0.0);
@@ -221,9 +249,11 @@ fn add_inertia(
                 *x += mij * aj;
             }
         }
-        let mut hc = out.hessian.column_mut(j);
-        for (h, mij) in hc.as_mut_slice().iter_mut().zip(col) {
-            *h += da * mij;
+        if hessian {
+            let mut hc = out.hessian.column_mut(j);
+            for (h, mij) in hc.as_mut_slice().iter_mut().zip(col) {
+                *h += da * mij;
+            }
         }
     }
     if !fast {
@@ -312,6 +342,7 @@ fn add_force_terms(
     k: &mut [f64],
     c: &mut [f64],
     d: &mut [f64],
+    hessian: bool,
 ) -> Result<f64, ElementError> {
     let w = cx.force_weight;
     if cx.force_difference && unchanged(dep, s, base.nodes) {
@@ -319,8 +350,8 @@ fn add_force_terms(
         return Ok(0.0);
     }
     let (cq, cv) = (w * cx.dq_dv, w * cx.dv_dv);
-    let need_k = cq != 0.0 && dep.configuration;
-    let need_c = cv != 0.0 && dep.velocity;
+    let need_k = hessian && cq != 0.0 && dep.configuration;
+    let need_c = hessian && cv != 0.0 && dep.velocity;
     let (f, k, c, d) = (&mut f[..n], &mut k[..n * n], &mut c[..n * n], &mut d[..n]);
     f.fill(0.0);
     // A tangent that is not read may collect stale values (an element may fill it regardless

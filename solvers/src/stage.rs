@@ -18,7 +18,7 @@ use crate::state::State;
 use nalgebra::{DMatrix, DVector};
 use saltus_core::assembly::LevelSystem;
 use saltus_core::linear::SparseLu;
-use saltus_core::stage::evaluate_element;
+use saltus_core::stage::{evaluate_element, evaluate_element_residual};
 use saltus_core::{ElementId, Level, LocalSystem, Model, NodeKind, StepCx};
 
 /// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
@@ -74,6 +74,8 @@ pub struct StageSummary {
     pub symbolic_factorizations: usize,
     /// Numeric LU factorizations.
     pub numeric_factorizations: usize,
+    /// Residual-only assemblies (line-search backtracks: no Hessian assembled).
+    pub residual_assemblies: usize,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.
@@ -203,6 +205,7 @@ impl Stage {
         s.iterations = 0;
         s.max_iterations = 0;
         s.backtracks = 0;
+        s.residual_assemblies = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).
@@ -233,8 +236,33 @@ impl Stage {
         step: usize,
         smooth: Option<&Stage>,
     ) -> Result<ResidualNorms, SolveError> {
+        self.assemble_with(model, state, cx, step, smooth, true)
+    }
+
+    /// [`Stage::assemble`] of the residual only (the matrix values are left as they are): what
+    /// a line-search backtrack or a convergence check needs. Same residual and reference.
+    pub fn assemble_residual(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+    ) -> Result<ResidualNorms, SolveError> {
+        self.assemble_with(model, state, cx, step, smooth, false)
+    }
+
+    fn assemble_with(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+        hessian: bool,
+    ) -> Result<ResidualNorms, SolveError> {
         if state.parallel.is_some() && model.elements().len() >= PARALLEL_MIN_ELEMENTS {
-            return self.assemble_parallel(model, state, cx, step, smooth);
+            return self.assemble_parallel(model, state, cx, step, smooth, hessian);
         }
         let Self {
             system,
@@ -243,7 +271,16 @@ impl Stage {
             h_loc,
             ..
         } = self;
-        system.zero();
+        if hessian {
+            system.zero();
+        } else {
+            system.zero_rhs();
+        }
+        let evaluate = if hessian {
+            evaluate_element
+        } else {
+            evaluate_element_residual
+        };
         let mut reference = 0.0;
         let smooth_is_cur = smooth.is_none();
         for (ie, element) in model.elements().iter().enumerate() {
@@ -272,7 +309,7 @@ impl Stage {
                     hessian: h_loc.view_mut((0, 0), (n, n)),
                     reference: 0.0,
                 };
-                evaluate_element(element.as_ref(), cx, &local, &mut out, &mut state.scratch)
+                evaluate(element.as_ref(), cx, &local, &mut out, &mut state.scratch)
                     .map(|()| out.reference)
             };
             let extra = result.map_err(|source| SolveError::Element {
@@ -285,7 +322,8 @@ impl Stage {
             let rn = element_norm(&r_loc.as_slice()[..n]);
             let ld = h_loc.nrows();
             let hs = h_loc.as_slice();
-            let finite = (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
+            let finite =
+                !hessian || (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
             if !rn.is_finite() || !finite {
                 return Err(SolveError::NonFinite {
                     step,
@@ -295,7 +333,7 @@ impl Stage {
                 });
             }
             reference += rn + extra;
-            system.scatter(ie, r_loc, Some(h_loc));
+            system.scatter(ie, r_loc, hessian.then_some(&*h_loc));
         }
         let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
@@ -311,6 +349,7 @@ impl Stage {
         cx: &StepCx,
         step: usize,
         smooth: Option<&Stage>,
+        hessian: bool,
     ) -> Result<ResidualNorms, SolveError> {
         use rayon::prelude::*;
         let ml = self.system.max_local;
@@ -368,13 +407,13 @@ impl Stage {
                             hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
                             reference: 0.0,
                         };
-                        match evaluate_element(
-                            element.as_ref(),
-                            cx,
-                            &local,
-                            &mut out,
-                            &mut worker.scratch,
-                        ) {
+                        let evaluate = if hessian {
+                            evaluate_element
+                        } else {
+                            evaluate_element_residual
+                        };
+                        match evaluate(element.as_ref(), cx, &local, &mut out, &mut worker.scratch)
+                        {
                             Ok(()) => head[0] = out.reference,
                             Err(e) => {
                                 let mut first =
@@ -396,7 +435,11 @@ impl Stage {
                 source,
             });
         }
-        system.zero();
+        if hessian {
+            system.zero();
+        } else {
+            system.zero_rhs();
+        }
         let mut reference = 0.0;
         for ie in 0..n_el {
             if !system.active[ie] {
@@ -406,7 +449,7 @@ impl Stage {
             let buf = &local[ie * stride..(ie + 1) * stride];
             let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
             let rn = element_norm(r);
-            if !rn.is_finite() || !h.iter().all(|v| v.is_finite()) {
+            if !rn.is_finite() || (hessian && !h.iter().all(|v| v.is_finite())) {
                 return Err(SolveError::NonFinite {
                     step,
                     t: cx.t,
@@ -415,7 +458,11 @@ impl Stage {
                 });
             }
             reference += rn + buf[0];
-            system.scatter_slices(ie, r, h);
+            if hessian {
+                system.scatter_slices(ie, r, h);
+            } else {
+                system.scatter_residual(ie, r);
+            }
         }
         let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
@@ -480,9 +527,16 @@ impl Stage {
         // Constraint rows are `k g(q)` when the stage moves the configuration only, `k g_q v`
         // otherwise: their round-off floor scales with positions or velocities.
         let positions = cx.dv_dv == 0.0;
+        // After a backtrack only the residual is needed to judge the shortened step; the
+        // Hessian is assembled once a point is accepted and needs a Newton correction.
+        let mut backtracking = false;
         let result = loop {
-            let ResidualNorms { norm, reference } =
-                self.assemble(model, state, cx, step, smooth)?;
+            let ResidualNorms { norm, reference } = if backtracking {
+                self.summary.residual_assemblies += 1;
+                self.assemble_residual(model, state, cx, step, smooth)?
+            } else {
+                self.assemble(model, state, cx, step, smooth)?
+            };
             // Spec §10 test, plus the round-off floor of the constraint rows: `g` is computed
             // from coordinates of size `state_scale`, so it cannot be resolved below ~ε·scale.
             let round_off = ROUND_OFF * cx.k * state.scale(positions);
@@ -507,6 +561,7 @@ impl Stage {
                 total_backtracks += 1;
                 self.set_iterate(state, alpha);
                 update(state);
+                backtracking = true;
                 continue;
             }
             if it == tol.max_iterations {
@@ -518,6 +573,11 @@ impl Stage {
                     residual: norm,
                     tolerance,
                 });
+            }
+            if backtracking {
+                // The accepted backtracked point: its Hessian (same residual).
+                self.assemble(model, state, cx, step, smooth)?;
+                backtracking = false;
             }
             self.solve(cx, step)?;
             let nd = self.system.n_node_dofs;
