@@ -102,3 +102,48 @@ fn hinged_bar_with_torsional_spring() {
     assert!((x - expected).norm() < 1e-9, "{x} vs {expected}");
     assert!(summary.iterations.iter().all(|&i| i <= 10));
 }
+
+/// Statics needs no mass: a massless connector node between two springs in series, the end
+/// node loaded by a force along the line. Both springs carry the load `F`, so
+/// `ℓ₁ = ℓ₀ + F/k₁`, `ℓ₂ = ℓ₀ + F/k₂`. The springs start pre-stretched (tension gives the
+/// lateral stiffness a static solve needs). A free node that no element reaches is an error.
+#[test]
+fn massless_connector_nodes_in_series_springs() {
+    use saltus::elements::force::NodalLoad;
+    let (k1, k2, l0, f) = (100.0, 200.0, 0.9, 50.0);
+    let mut model = Model::new();
+    let a = model
+        .add_node(NodeDef::point("connector", Vector3::new(1.0, 0.0, 0.0)))
+        .unwrap();
+    let b = model
+        .add_node(NodeDef::point("end", Vector3::new(2.0, 0.0, 0.0)))
+        .unwrap();
+    let s1 = SpringDamper::to_anchor(Attachment::point(a), Vector3::zeros(), k1, 0.0, l0);
+    model.add_element("s1", s1.unwrap()).unwrap();
+    let s2 = SpringDamper::between(Attachment::point(a), Attachment::point(b), k2, 0.0, l0);
+    model.add_element("s2", s2.unwrap()).unwrap();
+    let load = NodalLoad::on_point(b, Vector3::new(f, 0.0, 0.0)).unwrap();
+    model.add_element("load", load).unwrap();
+    // The dynamic check still requires mass on free nodes.
+    assert!(model.validate().is_err());
+    let opts = StaticOptions {
+        load_steps: 5,
+        ..Default::default()
+    };
+    solve_static(&mut model, &opts).unwrap();
+    let (xa, xb) = (model.nodes()[0].initial.x, model.nodes()[1].initial.x);
+    let (e1, e2) = (xa.x - (l0 + f / k1), xb.x - xa.x - (l0 + f / k2));
+    // Converged when ‖r‖ ≤ 1e-10 Σ‖r_k‖ with Σ‖r_k‖ ≈ 4 F (three elements, two nodes): with
+    // stiffnesses ≥ k₁ the positions are then within 1e-10 · 4 F / k₁ = 2e-10 m.
+    let bound = 1e-10 * 4.0 * f / k1;
+    assert!(e1.abs() < bound && e2.abs() < bound, "{e1:e} {e2:e}");
+    assert!(xa.y.abs() < 1e-12 && xb.z.abs() < 1e-12);
+
+    // A free node nothing reaches is named in the error.
+    let mut model = Model::new();
+    model
+        .add_node(NodeDef::point("loose", Vector3::zeros()))
+        .unwrap();
+    let err = solve_static(&mut model, &StaticOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("`loose`"), "{err}");
+}

@@ -386,6 +386,30 @@ impl Model {
         }
     }
 
+    /// Check the model before a static solve: every free node must be reached by an element
+    /// that takes part in static equilibrium (a force, a constraint). Statics needs no mass, so
+    /// massless connector nodes are allowed.
+    pub fn validate_static(&self) -> Result<(), BuildError> {
+        let mut reached = vec![false; self.nodes.len()];
+        for e in &self.elements {
+            if crate::stage::participates(e.as_ref(), Level::Static) {
+                for id in e.nodes() {
+                    reached[id.index()] = true;
+                }
+            }
+        }
+        for (node, ok) in self.nodes.iter().zip(reached) {
+            if !node.fixed && !ok {
+                return Err(BuildError::Model(format!(
+                    "free node `{}` is not connected to any element that takes part in static \
+                     equilibrium (add a force or a joint on it, or make it fixed)",
+                    node.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Check the model before a run: every free node must be reached by an element that
     /// contributes to all three dynamic levels (inertia), otherwise the iteration matrices
     /// are singular.

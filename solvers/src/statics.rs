@@ -53,7 +53,7 @@ pub struct StaticSummary {
 }
 
 /// Solve the static equilibrium of `model` under its loads, starting from the initial node
-/// states; on success the nodes' initial positions and rotations are replaced by the
+/// states (nodes need no mass: massless connector nodes are allowed); on success the nodes' initial positions and rotations are replaced by the
 /// equilibrium (velocities untouched), so a following dynamic run starts from it.
 pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSummary, SolveError> {
     if opts.load_steps == 0 {
@@ -62,7 +62,7 @@ pub fn solve_static(model: &mut Model, opts: &StaticOptions) -> Result<StaticSum
             message: "must be >= 1".into(),
         });
     }
-    model.validate()?;
+    model.validate_static()?;
     let mut state = State::new(model);
     let mut stage = Stage::new("static", Level::Static, model, &state)?;
     let m = opts
