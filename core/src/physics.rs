@@ -8,8 +8,8 @@
 //! Conventions shared by all interfaces (`nsga.md` §11, §12):
 //! * Local unknown order: the element's nodes in order, `[δx(3), δΘ(3)]` per frame node and
 //!   `[δx(3)]` per point node ([`PhysicsState::offset`]).
-//! * Generalized forces are `[f_x ; m]` per frame node: the force `f_x` [N] in the inertial frame
-//!   and the moment `m` [N m] in the node's **material** frame (`m = Rᵀ m_spatial`).
+//! * Generalized forces are `[f_x ; m]` per frame node: the force `f_x` \[N\] in the inertial frame
+//!   and the moment `m` \[N m\] in the node's **material** frame (`m = Rᵀ m_spatial`).
 //! * Configuration derivatives are taken with respect to material variations: `δx`, and `δΘ`
 //!   with `δR = R hat(δΘ)`. Velocity derivatives are with respect to `[ẋ ; Ω]`, `Ω` material.
 
@@ -25,14 +25,14 @@ pub struct PhysicsState<'a> {
     pub nodes: &'a [NodeState],
     /// Node kinds (element-local order).
     pub kinds: &'a [NodeKind],
-    /// Time `t` [s] (in a static solve: the load factor, as for raw elements).
+    /// Time `t` \[s\] (in a static solve: the load factor, as for raw elements).
     pub t: f64,
     /// Factor on external loads: 1 in dynamics, the load step `λ ∈ (0, 1]` in a static solve.
     pub load_factor: f64,
     /// Whether this is a static (load-stepped) solve: loads are at `load_factor` times their
     /// final value, time ramps do not apply.
     pub statics: bool,
-    /// Gravity acceleration [m/s²] already multiplied by `load_factor`.
+    /// Gravity acceleration \[m/s²\] already multiplied by `load_factor`.
     pub gravity: Vector3<f64>,
     /// Whether the tangents (stiffness, damping) are needed; when `false` an element may skip
     /// them (residual-only evaluation: line search, convergence checks, reference states).
@@ -58,13 +58,13 @@ impl PhysicsState<'_> {
         self.kinds[i] == NodeKind::Frame
     }
 
-    /// Position `x` [m] of node `i`.
+    /// Position `x` \[m\] of node `i`.
     #[inline]
     pub fn x(&self, i: usize) -> Vector3<f64> {
         self.nodes[i].x
     }
 
-    /// Translational velocity `ẋ` [m/s] of node `i`.
+    /// Translational velocity `ẋ` \[m/s\] of node `i`.
     #[inline]
     pub fn v(&self, i: usize) -> Vector3<f64> {
         self.nodes[i].v
@@ -79,7 +79,7 @@ impl PhysicsState<'_> {
 
 /// Output buffers of a force evaluation (pre-zeroed, local unknown order, `n × n` tangents).
 pub struct ForceTerms<'a> {
-    /// Applied generalized force `f(q, v, t)`: forces [N], material moments [N m].
+    /// Applied generalized force `f(q, v, t)`: forces \[N\], material moments \[N m\].
     pub f: DVectorViewMut<'a, f64>,
     /// Stiffness `K = −∂f/∂q` (material variations, before any rotation tangent).
     pub stiffness: DMatrixViewMut<'a, f64>,
@@ -177,7 +177,7 @@ pub trait Force: Send + Sync {
 /// Material (Géradin–Cardona) form: `M` constant makes `∂(M U)/∂q = 0` and `M(q) − M(q̃) = 0`
 /// in the correction stages. Configuration-dependent inertia belongs in `f_in`.
 pub trait Inertia: Send + Sync {
-    /// Total mass [kg] (characteristic mass of the multiplier scaling, `nsga.md` §10).
+    /// Total mass \[kg\] (characteristic mass of the multiplier scaling, `nsga.md` §10).
     fn total_mass(&self) -> f64;
 
     /// Add the constant material mass matrix `M` (`n × n`, local unknown order) into `m`.
@@ -207,18 +207,18 @@ pub trait Inertia: Send + Sync {
     }
 }
 
-/// Inertia carried by one node: translational mass `m` [kg] (`m I` on `δx`) and, for a frame
-/// node, the material inertia tensor `J` [kg m²] on `δΘ`.
+/// Inertia carried by one node: translational mass `m` \[kg\] (`m I` on `δx`) and, for a frame
+/// node, the material inertia tensor `J` \[kg m²\] on `δΘ`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NodeInertia {
-    /// Mass `m` [kg].
+    /// Mass `m` \[kg\].
     pub mass: f64,
-    /// Material inertia tensor `J` [kg m²] (zero for point nodes).
+    /// Material inertia tensor `J` \[kg m²\] (zero for point nodes).
     pub inertia: Matrix3<f64>,
 }
 
 /// Rigid-body inertia on one frame node at its centre of mass: `M = diag(m I, J)` and the
-/// gyroscopic moment `−Ω × JΩ` (`m` [kg], `J` [kg m²] material).
+/// gyroscopic moment `−Ω × JΩ` (`m` \[kg\], `J` \[kg m²\] material).
 pub fn rigid_mass_matrix(mass: f64, j: &Matrix3<f64>, row: usize, m: &mut DMatrixViewMut<'_, f64>) {
     add_block(m, row, row, &(Matrix3::identity() * mass));
     add_block(m, row + 3, row + 3, j);
