@@ -28,24 +28,13 @@ use serde::{Deserialize, Serialize};
 /// Relative tolerance on the asymmetry `max|J − Jᵀ| / max|J|` of a full inertia tensor.
 const SYMMETRY_TOL: f64 = 1e-9;
 
-fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> BuildError {
-    BuildError::InvalidParameter {
-        element: element.to_string(),
-        parameter: parameter.to_string(),
-        message: message.into(),
-    }
-}
+use saltus_core::registry::invalid;
+
+const RIGID_BODY: &str = "rigid_body";
+const POINT_MASS: &str = "point_mass";
 
 fn check_mass(element: &str, mass: f64) -> Result<(), BuildError> {
-    if mass.is_finite() && mass > 0.0 {
-        Ok(())
-    } else {
-        Err(invalid(
-            element,
-            "mass",
-            format!("must be finite and > 0, got {mass}"),
-        ))
-    }
+    saltus_core::registry::check_positive(element, "mass", mass).map(|_| ())
 }
 
 /// Validate an inertia tensor (finite, symmetric, positive definite) and return its exactly
@@ -131,7 +120,7 @@ impl RigidBody {
     /// centre of mass = the frame node). Errors on a non-positive mass or a non-symmetric /
     /// non-positive-definite inertia.
     pub fn new(node: NodeId, mass: f64, inertia: Matrix3<f64>) -> Result<Self, BuildError> {
-        Self::checked("<rigid_body>", node, mass, &inertia)
+        Self::checked(&format!("<{RIGID_BODY}>"), node, mass, &inertia)
     }
 
     /// A rigid body with principal moments `[Jxx, Jyy, Jzz]` \[kg m²\] along the body axes.
@@ -143,12 +132,12 @@ impl RigidBody {
     pub fn sphere(node: NodeId, mass: f64, radius: f64) -> Result<Self, BuildError> {
         if !(radius.is_finite() && radius > 0.0) {
             return Err(invalid(
-                "<rigid_body>",
+                &format!("<{RIGID_BODY}>"),
                 "radius",
                 format!("must be finite and > 0, got {radius}"),
             ));
         }
-        check_mass("<rigid_body>", mass)?;
+        check_mass(&format!("<{RIGID_BODY}>"), mass)?;
         Self::new(
             node,
             mass,
@@ -202,7 +191,7 @@ fn rigid_body_example() -> serde_json::Value {
 }
 
 saltus_core::register_element! {
-    type_name: "rigid_body",
+    type_name: RIGID_BODY,
     summary: "Rigid body (mass, inertia tensor, own weight) on a frame node at its centre of mass",
     build: build_rigid_body,
     example: rigid_body_example,
@@ -250,7 +239,7 @@ impl Force for RigidBody {
 
 impl Element for RigidBody {
     fn type_name(&self) -> &'static str {
-        "rigid_body"
+        RIGID_BODY
     }
 
     fn nodes(&self) -> &[NodeId] {
@@ -301,7 +290,7 @@ pub struct PointMass {
 impl PointMass {
     /// A point mass of `mass` \[kg\] (finite, > 0) on the point node `node`.
     pub fn new(node: NodeId, mass: f64) -> Result<Self, BuildError> {
-        check_mass("<point_mass>", mass)?;
+        check_mass(&format!("<{POINT_MASS}>"), mass)?;
         Ok(Self::unchecked(node, mass))
     }
 }
@@ -322,7 +311,7 @@ fn point_mass_example() -> serde_json::Value {
 }
 
 saltus_core::register_element! {
-    type_name: "point_mass",
+    type_name: POINT_MASS,
     summary: "Point mass with its own weight on a point node",
     build: build_point_mass,
     example: point_mass_example,
@@ -372,7 +361,7 @@ impl Force for PointMass {
 
 impl Element for PointMass {
     fn type_name(&self) -> &'static str {
-        "point_mass"
+        POINT_MASS
     }
 
     fn nodes(&self) -> &[NodeId] {

@@ -117,34 +117,6 @@ const TYPE_NAME: &str = "beam";
 /// Default Timoshenko shear coefficient κ (rectangular section).
 pub const DEFAULT_SHEAR_COEFFICIENT: f64 = 5.0 / 6.0;
 
-fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> BuildError {
-    BuildError::InvalidParameter {
-        element: element.to_string(),
-        parameter: parameter.to_string(),
-        message: message.into(),
-    }
-}
-
-fn positive(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(invalid(
-            element,
-            parameter,
-            format!("must be finite and > 0, got {value}"),
-        ))
-    }
-}
-
-fn non_negative(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(value)
-    } else {
-        Err(invalid(
-            element,
-            parameter,
-            format!("must be finite and >= 0, got {value}"),
-        ))
-    }
-}
+use saltus_core::registry::{
+    check_non_negative as non_negative, check_positive as positive, invalid,
+};

@@ -19,13 +19,7 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<
     }
 }
 
-fn invalid(element: &str, parameter: &str, message: String) -> BuildError {
-    BuildError::InvalidParameter {
-        element: element.to_string(),
-        parameter: parameter.to_string(),
-        message,
-    }
-}
+use saltus_core::registry::invalid;
 
 /// A finite vector parameter.
 pub(crate) fn finite_vec(
