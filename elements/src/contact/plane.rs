@@ -31,6 +31,9 @@ use saltus_core::{
 };
 use serde::{Deserialize, Serialize};
 
+const SPHERE_PLANE: &str = "sphere_plane_contact";
+const POINT_PLANE: &str = "point_plane_contact";
+
 /// Model-file parameters shared by `sphere_plane_contact` and `point_plane_contact`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,7 +110,7 @@ impl PlaneContact {
         normal: Vector3<f64>,
     ) -> Result<Self, BuildError> {
         Self::new(
-            "<sphere_plane_contact>",
+            &format!("<{SPHERE_PLANE}>"),
             node,
             NodeKind::Frame,
             radius,
@@ -123,7 +126,7 @@ impl PlaneContact {
         normal: Vector3<f64>,
     ) -> Result<Self, BuildError> {
         Self::new(
-            "<point_plane_contact>",
+            &format!("<{POINT_PLANE}>"),
             node,
             NodeKind::Point,
             0.0,
@@ -335,9 +338,9 @@ impl PlaneContact {
 impl Element for PlaneContact {
     fn type_name(&self) -> &'static str {
         if self.is_sphere() {
-            "sphere_plane_contact"
+            SPHERE_PLANE
         } else {
-            "point_plane_contact"
+            POINT_PLANE
         }
     }
     fn nodes(&self) -> &[NodeId] {
@@ -608,7 +611,7 @@ fn build_point(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, B
 }
 
 saltus_core::register_element! {
-    type_name: "sphere_plane_contact",
+    type_name: SPHERE_PLANE,
     summary: "Sphere (frame node) against a fixed plane: unilateral, Coulomb friction, restitution, rolling and spinning resistance",
     build: build_sphere,
     example: || serde_json::json!({
@@ -619,7 +622,7 @@ saltus_core::register_element! {
 }
 
 saltus_core::register_element! {
-    type_name: "point_plane_contact",
+    type_name: POINT_PLANE,
     summary: "Point node against a fixed plane: unilateral, Coulomb friction, restitution",
     build: build_point,
     example: || serde_json::json!({ "point": [0.0, 0.0, 0.0], "normal": [0.0, 0.0, 1.0], "friction": 0.3, "restitution": 0.5 }),
