@@ -10,6 +10,8 @@
 // The global allocator is an `unsafe impl` forwarding to `System`.
 #![allow(unsafe_code)]
 
+mod bench_models;
+
 use saltus::elements::body::{PointMass, RigidBody};
 use saltus::elements::contact::plane::PlaneContact;
 use saltus::elements::force::{Attachment, NodalLoad, SpringDamper, TorsionalSpring};
@@ -108,27 +110,6 @@ fn balls() -> Model {
             .friction(0.3)
             .restitution(0.6, 0.0)
             .resistance(0.001, 0.0005);
-        model.add_element(format!("floor{i}"), c).unwrap();
-    }
-    model
-}
-
-/// `n` balls side by side on the plane, for the parallel assembly.
-fn many_balls(n: usize) -> Model {
-    let r = 0.05;
-    let mut model = Model::new();
-    for i in 0..n {
-        let x = Vector3::new(3.0 * r * i as f64, 0.0, r + 0.001 * (i % 5) as f64);
-        let node = model
-            .add_node(NodeDef::frame(format!("ball{i}"), x).velocity(Vector3::new(0.3, 0.0, -0.2)))
-            .unwrap();
-        model
-            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
-            .unwrap();
-        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
-            .unwrap()
-            .friction(0.3)
-            .restitution(0.6, 0.0);
         model.add_element(format!("floor{i}"), c).unwrap();
     }
     model
@@ -236,7 +217,7 @@ fn newton_no_alloc() {
     // the assembly, the LU or the updates. One uncounted step lets the pool threads start.
     let par = NsgaOptions { threads: 2, ..opts };
     let steps = 300;
-    let mut model = many_balls(40);
+    let mut model = bench_models::balls(40);
     let n = allocations("balls on 2 threads", &mut model, par, 1, steps);
     assert!(
         n <= steps.div_ceil(63) + 1,

@@ -175,7 +175,7 @@ fn evaluate(
         let mut terms = 0;
         let mut reference = 0.0;
         if let Some(inertia) = inertia.filter(|_| cx.inertia != InertiaTerm::None) {
-            reference += add_inertia(inertia, cx, s, n, out, m, a, hessian);
+            reference += add_inertia(inertia, cx, s, n, out, m, a, d, hessian);
             let eval =
                 |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| inertia.inertial_force(st, t);
             let dep = inertia.inertial_force_dependence();
@@ -210,6 +210,7 @@ fn add_inertia(
     out: &mut LocalSystem<'_>,
     m: &mut [f64],
     a: &mut [f64],
+    ma: &mut [f64],
     hessian: bool,
 ) -> f64 {
     let da = match cx.inertia {
@@ -217,7 +218,7 @@ fn add_inertia(
         _ => 1.0,
     };
     if let Some(blocks) = inertia.node_inertia() {
-        return add_node_inertia(blocks, cx, s, if hessian { da } else { 0.0 }, out);
+        return add_node_inertia(blocks, cx, s, hessian.then_some(da), out);
     }
     let m = &mut m[..n * n];
     m.fill(0.0);
@@ -238,16 +239,13 @@ fn add_inertia(
         o += nd;
     }
     // M a (column sweep) and H += da M, column by column.
-    let fast = n <= MAX_FAST;
-    let mut ma_buf = [0.0; MAX_FAST];
-    let ma = &mut ma_buf[..n.min(MAX_FAST)];
+    let ma = &mut ma[..n];
+    ma.fill(0.0);
     for j in 0..n {
         let col = &m[j * n..(j + 1) * n];
         let aj = a[j];
-        if fast {
-            for (x, mij) in ma.iter_mut().zip(col) {
-                *x += mij * aj;
-            }
+        for (x, mij) in ma.iter_mut().zip(col) {
+            *x += mij * aj;
         }
         if hessian {
             let mut hc = out.hessian.column_mut(j);
@@ -256,35 +254,19 @@ fn add_inertia(
             }
         }
     }
-    if !fast {
-        // Rare large elements: row-wise product without a fixed buffer.
-        let mut norms = 0.0;
-        let mut block = [0.0; 3];
-        for i in 0..n {
-            let mut x = 0.0;
-            for j in 0..n {
-                x += m[j * n + i] * a[j];
-            }
-            out.residual[i] += x;
-            block[i % 3] = x;
-            if i % 3 == 2 {
-                norms += norm3(&block);
-            }
-        }
-        return norms;
-    }
     for (r, x) in out.residual.as_mut_slice().iter_mut().zip(ma.iter()) {
         *r += x;
     }
     ma.chunks(3).map(norm3).sum()
 }
 
-/// [`add_inertia`] for a block-diagonal inertia: per node `[m a_x ; J a_Θ]` and `da·diag(m I, J)`.
+/// [`add_inertia`] for a block-diagonal inertia: per node `[m a_x ; J a_Θ]` and, with `Some(da)`,
+/// `da·diag(m I, J)`.
 fn add_node_inertia(
     blocks: &[NodeInertia],
     cx: &StepCx,
     s: &LocalState<'_>,
-    da: f64,
+    da: Option<f64>,
     out: &mut LocalSystem<'_>,
 ) -> f64 {
     let mut o = 0;
@@ -300,26 +282,28 @@ fn add_node_inertia(
         let fx = ax * b.mass;
         for d in 0..3 {
             out.residual[o + d] += fx[d];
-            out.hessian[(o + d, o + d)] += da * b.mass;
         }
         norms += fx.norm();
+        if let Some(da) = da {
+            for d in 0..3 {
+                out.hessian[(o + d, o + d)] += da * b.mass;
+            }
+        }
         if *kind == NodeKind::Frame {
             let fr = b.inertia * ar;
             for r in 0..3 {
                 out.residual[o + 3 + r] += fr[r];
-                for c in 0..3 {
-                    out.hessian[(o + 3 + r, o + 3 + c)] += da * b.inertia[(r, c)];
-                }
             }
             norms += fr.norm();
+            if let Some(da) = da {
+                let mut h = out.hessian.fixed_view_mut::<3, 3>(o + 3, o + 3);
+                h += b.inertia * da;
+            }
         }
         o += kind.ndof();
     }
     norms
 }
-
-/// Largest element size (node unknowns) handled with stack buffers in [`add_inertia`].
-const MAX_FAST: usize = 24;
 
 #[inline]
 fn norm3(b: &[f64]) -> f64 {

@@ -113,19 +113,14 @@ impl Stage {
         state: &State,
     ) -> Result<Self, SolveError> {
         let system = LevelSystem::new(level, model.nodes(), &state.numbering, model.elements(), 0);
-        let n_mult = system.n - system.n_node_dofs;
         let name = name.into();
-        let handles = model.element_handles().to_vec();
-        let topology = model.topology();
-        let mut lu = SparseLu::new();
-        analyze(&mut lu, &system, level)?;
-        Ok(Self {
-            lu,
-            mult: vec![0.0; n_mult],
-            saved_mult: vec![0.0; n_mult],
-            delta: vec![0.0; system.n],
-            r_loc: DVector::zeros(system.max_local),
-            h_loc: DMatrix::zeros(system.max_local, system.max_local),
+        let mut stage = Self {
+            lu: SparseLu::new(),
+            mult: Vec::new(),
+            saved_mult: Vec::new(),
+            delta: Vec::new(),
+            r_loc: DVector::zeros(0),
+            h_loc: DMatrix::zeros(0, 0),
             summary: StageSummary {
                 name: name.clone(),
                 ..Default::default()
@@ -133,10 +128,32 @@ impl Stage {
             name,
             level,
             system,
-            handles,
-            topology,
+            handles: Vec::new(),
+            topology: 0,
             local: Vec::new(),
-        })
+        };
+        stage.install(None, model)?;
+        Ok(stage)
+    }
+
+    /// Take `system` (or keep the current one) as the stage's pattern for the model's current
+    /// elements: symbolic LU analysis, buffers sized to it, zero multipliers.
+    fn install(&mut self, system: Option<LevelSystem>, model: &Model) -> Result<(), SolveError> {
+        if let Some(system) = system {
+            self.system = system;
+        }
+        let system = &self.system;
+        analyze(&mut self.lu, system, self.level)?;
+        let n_mult = system.n - system.n_node_dofs;
+        self.mult = vec![0.0; n_mult];
+        self.saved_mult = vec![0.0; n_mult];
+        self.delta = vec![0.0; system.n];
+        self.r_loc = DVector::zeros(system.max_local);
+        self.h_loc = DMatrix::zeros(system.max_local, system.max_local);
+        self.handles = model.element_handles().to_vec();
+        self.topology = model.topology();
+        self.summary.symbolic_factorizations = self.lu.symbolic_count;
+        Ok(())
     }
 
     /// Whether the model's element set changed since the pattern was built.
@@ -158,8 +175,7 @@ impl Stage {
             model.elements(),
             self.system.generation + 1,
         );
-        let n_mult = system.n - system.n_node_dofs;
-        let mut mult = vec![0.0; n_mult];
+        let mut mult = vec![0.0; system.n - system.n_node_dofs];
         for (old, handle) in self.handles.iter().enumerate() {
             if let Some(ie) = model.element_index(*handle) {
                 let (a, n) = self.system.mult_range[old];
@@ -169,16 +185,8 @@ impl Stage {
                 }
             }
         }
-        analyze(&mut self.lu, &system, self.level)?;
-        self.saved_mult = vec![0.0; n_mult];
+        self.install(Some(system), model)?;
         self.mult = mult;
-        self.delta = vec![0.0; system.n];
-        self.r_loc = DVector::zeros(system.max_local);
-        self.h_loc = DMatrix::zeros(system.max_local, system.max_local);
-        self.system = system;
-        self.handles = model.element_handles().to_vec();
-        self.topology = model.topology();
-        self.summary.symbolic_factorizations = self.lu.symbolic_count;
         Ok(())
     }
 
