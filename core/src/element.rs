@@ -21,6 +21,7 @@
 //! Raw elements compute configuration derivatives with respect to material variations
 //! `δR = R hat(δΘ)` and multiply their rotational columns by `T`.
 
+use crate::constraint::BilateralConstraint;
 use crate::node::{NodeId, NodeKind, NodeState};
 use crate::physics::{Force, Inertia};
 use nalgebra::{DMatrixViewMut, DVectorViewMut, Matrix3, Vector3, Vector6};
@@ -297,14 +298,20 @@ pub trait Element: Send + Sync + fmt::Debug {
     fn as_inertia(&self) -> Option<&dyn Inertia> {
         None
     }
+    /// The element's bilateral constraint, if it is one ([`crate::constraint`]): its rows and
+    /// multipliers at every stage are formed by [`crate::stage`].
+    fn as_constraint(&self) -> Option<&dyn BilateralConstraint> {
+        None
+    }
     /// Levels at which the raw level methods contribute (none by default: physics-interface
     /// elements contribute through [`crate::stage`]).
     fn levels(&self) -> Levels {
         Levels::NONE
     }
-    /// Multipliers owned at `level` (must not depend on the state).
+    /// Multipliers owned at `level` (must not depend on the state). Default: the rows of
+    /// [`Element::as_constraint`] at every level, none otherwise.
     fn n_mult(&self, _level: Level) -> usize {
-        0
+        self.as_constraint().map_or(0, |c| c.n_constraints())
     }
     /// Smooth subproblem (§4): e.g. `M v̇̃ − f(q̃, ṽ, t)`, joint rows `−g_qᵀ(k_s λ̃ − p_s g_q ṽ)`, `−k_s g_q ṽ`.
     fn smooth(

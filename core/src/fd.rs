@@ -359,6 +359,7 @@ pub fn stage_contexts() -> Vec<(&'static str, StepCx)> {
         ("nsga/position", test_cx(Level::Position)),
         ("nsga/velocity", test_cx(Level::Velocity)),
         ("static", test_cx(Level::Static)),
+        ("custom/impulse", test_cx(Level::Custom)),
     ]
 }
 

@@ -5,6 +5,7 @@
 //! assembly / LU machinery shared by all solvers.
 
 pub mod assembly;
+pub mod constraint;
 pub mod element;
 pub mod fd;
 pub mod lie;
@@ -16,6 +17,7 @@ pub mod physics;
 pub mod registry;
 pub mod stage;
 
+pub use constraint::BilateralConstraint;
 pub use element::{
     Element, ElementError, Energy, InertiaTerm, Level, Levels, LocalState, LocalSystem, OutputSpec,
     OutputState, StageMotion, StepCx,

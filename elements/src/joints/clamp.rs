@@ -1,9 +1,8 @@
 //! Clamp: a frame node held at its initial position and orientation (nsga.md §11.2, §11.4).
 
 use super::common::{node, parse, rotation};
-use super::constraint::{
-    BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec, Kinematics,
-};
+use super::constraint::{BilateralConstraint, ConstraintUnits, KinCx, KinVec, Kinematics};
+use crate::joints::BilateralJoint;
 use nalgebra::{Matrix3, Vector3};
 use saltus_core::element::Element;
 use saltus_core::model::BuildError;

@@ -1,7 +1,8 @@
 //! Helpers shared by the joint build functions: parameter parsing and validation, node checks,
 //! frame construction.
 
-use super::constraint::{BilateralConstraint, BilateralJoint};
+use super::constraint::BilateralConstraint;
+use crate::joints::BilateralJoint;
 use nalgebra::{Matrix3, Vector3};
 use saltus_core::element::Element;
 use saltus_core::model::BuildError;
@@ -152,7 +153,8 @@ pub(crate) fn build_anchor_axis<C: BilateralConstraint + 'static>(
 pub(crate) mod testing {
     //! Test support: random node definitions and the four-level Hessian check.
 
-    use crate::joints::constraint::{check_kinematics, BilateralConstraint, BilateralJoint};
+    use crate::joints::constraint::{check_kinematics, BilateralConstraint};
+    use crate::joints::BilateralJoint;
     use nalgebra::Vector3;
     use saltus_core::element::Level;
     use saltus_core::fd::{check_hessian, test_cx, LocalFixture, Rng};

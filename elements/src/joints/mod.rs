@@ -2,8 +2,8 @@
 //!
 //! Every joint is a [`constraint::BilateralConstraint`] — its kinematics `g(q, t)`, `g_q`,
 //! `g_t` and second derivatives — wrapped into an element by the generic
-//! [`constraint::BilateralJoint`], which implements the four levels (smooth, position,
-//! velocity, static) with exact Hessians. New joints only supply kinematics; see the
+//! [`constraint::BilateralJoint`]; the stage assembly of `saltus-core` forms its rows at every
+//! stage (smooth, position, velocity, static, and any other scheme's) with exact Hessians. New joints only supply kinematics; see the
 //! [`constraint`] module for the contract and a worked example.
 //!
 //! Registered types (joint location and axes are given in the inertial frame at the initial
@@ -19,7 +19,9 @@
 
 mod clamp;
 mod common;
-pub mod constraint;
+#[cfg(test)]
+mod constraint_tests;
+mod joint;
 mod prescribed_rotation;
 mod prismatic;
 mod revolute;
@@ -27,12 +29,14 @@ mod spherical;
 
 pub use clamp::{Clamp, ClampConstraint, ClampSpec};
 pub use constraint::{
-    check_kinematics, BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec,
-    Kinematics, Scalar,
+    check_kinematics, BilateralConstraint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar,
 };
+pub use joint::BilateralJoint;
 pub use prescribed_rotation::{
     PrescribedRotation, PrescribedRotationConstraint, PrescribedRotationSpec,
 };
 pub use prismatic::{PrismaticConstraint, PrismaticJoint, PrismaticSpec};
 pub use revolute::{RevoluteConstraint, RevoluteJoint, RevoluteSpec};
+/// The constraint interface of `saltus-core`, re-exported where the joints are.
+pub use saltus_core::constraint;
 pub use spherical::{SphericalConstraint, SphericalJoint, SphericalSpec};

@@ -2,9 +2,8 @@
 //! §11.2, §11.4; contact-elements.md §2.3 "imposed rotation speeds").
 
 use super::common::{distinct, finite, node, parse, perpendicular, rotation, unit_axis, v3};
-use super::constraint::{
-    BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar,
-};
+use super::constraint::{BilateralConstraint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar};
+use crate::joints::BilateralJoint;
 use nalgebra::Vector3;
 use saltus_core::element::{Element, OutputSpec};
 use saltus_core::model::BuildError;

@@ -3,9 +3,8 @@
 use super::common::{
     build_anchor_axis, distinct, finite_vec, node, parse, perpendicular, rotation, unit_axis,
 };
-use super::constraint::{
-    BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar,
-};
+use super::constraint::{BilateralConstraint, ConstraintUnits, KinCx, KinVec, Kinematics, Scalar};
+use crate::joints::BilateralJoint;
 use nalgebra::Vector3;
 use saltus_core::element::{Element, OutputSpec};
 use saltus_core::model::BuildError;

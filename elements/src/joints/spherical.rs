@@ -1,9 +1,8 @@
 //! Spherical (ball) joint between two nodes, frame or point (nsga.md §11.2).
 
 use super::common::{distinct, finite_vec, node, parse, rotation, v3};
-use super::constraint::{
-    BilateralConstraint, BilateralJoint, ConstraintUnits, KinCx, KinVec, Kinematics,
-};
+use super::constraint::{BilateralConstraint, ConstraintUnits, KinCx, KinVec, Kinematics};
+use crate::joints::BilateralJoint;
 use nalgebra::Vector3;
 use saltus_core::element::Element;
 use saltus_core::model::BuildError;

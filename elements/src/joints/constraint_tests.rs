@@ -1,19 +1,18 @@
 //! Tests of the generic constraint layer.
 
-use super::algebra::*;
-use super::joint::*;
-use super::kinematics::*;
-use super::*;
+use super::constraint::*;
 use crate::joints::common::testing::{random_nodes, states, FD_TOL};
 use crate::joints::spherical::SphericalJoint;
+use crate::joints::BilateralJoint;
 use nalgebra::Vector3;
 use nalgebra::{DVector, Vector6};
 use saltus_core::element::{Element, Level, Levels, LocalState, OutputState};
-use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
+use saltus_core::fd::{check_hessian, eval_local, stage_contexts, test_cx, LocalFixture, Rng};
 use saltus_core::lie;
 use saltus_core::model::BuildError;
 use saltus_core::node::{NodeId, NodeKind};
 use saltus_core::registry::{element_kinds, BuildCx, ElementDef};
+use saltus_core::stage::participates;
 
 const JOINT_TYPES: [&str; 5] = [
     "clamp",
@@ -56,15 +55,19 @@ fn registered_examples_build_on_random_nodes_and_pass_fd_checks() {
             let e = build_example(type_name, seed);
             assert_eq!(e.type_name(), type_name);
             assert_eq!(e.mass(), 0.0);
-            assert_eq!(e.levels(), Levels::ALL);
-            for level in LEVELS {
-                let m = e.n_mult(level);
+            // A physics-interface element: no raw level methods, rows at every stage.
+            assert!(e.as_constraint().is_some());
+            assert_eq!(e.levels(), Levels::NONE);
+            for (stage, cx) in stage_contexts() {
+                assert!(participates(e.as_ref(), cx.level), "{type_name} {stage}");
+                let m = e.n_mult(cx.level);
+                assert_eq!(m, e.as_constraint().unwrap().n_constraints());
                 let fx = LocalFixture::random(kinds, m, m, 0.3, &mut Rng::new(seed + 10));
-                let r = check_hessian(e.as_ref(), &test_cx(level), &fx, 1e-6).unwrap();
+                let r = check_hessian(e.as_ref(), &cx, &fx, 1e-6).unwrap();
                 // Tolerance: see FD_TOL (central differences, ε = 1e-6).
                 assert!(
                     r.relative_error() < FD_TOL,
-                    "{type_name} {level}: {:e}",
+                    "{type_name} {stage}: {:e}",
                     r.relative_error()
                 );
             }

@@ -3,43 +3,54 @@
 //! ([`KinCx`]).
 
 use super::*;
+use crate::lie;
+use crate::node::{NodeKind, NodeState};
 use nalgebra::{Matrix3, Vector3};
-use saltus_core::lie;
-use saltus_core::node::{NodeKind, NodeState};
 use std::ops::{Add, Mul, Neg, Sub};
 
-/// Offsets of the node unknowns in an element's local vector.
-#[derive(Clone, Debug, PartialEq)]
+/// Offsets of the node unknowns in an element's local vector. Fixed-size (no allocation): at
+/// most [`MAX_NODES`] nodes are stored; a layout of more nodes does not [fit](Layout::fits).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layout {
-    pub(super) kinds: Vec<NodeKind>,
-    pub(super) offsets: Vec<usize>,
-    pub(super) n: usize,
+    kinds: [NodeKind; MAX_NODES],
+    offsets: [usize; MAX_NODES],
+    /// Number of nodes given to [`Layout::new`] (may exceed [`MAX_NODES`]).
+    nodes: usize,
+    pub(crate) n: usize,
 }
 
 impl Layout {
     /// Layout of nodes of the given kinds (frame: 6 unknowns, point: 3).
     pub fn new(kinds: &[NodeKind]) -> Self {
-        let mut offsets = Vec::with_capacity(kinds.len());
-        let mut n = 0;
-        for k in kinds {
-            offsets.push(n);
-            n += k.ndof();
+        let mut layout = Self {
+            kinds: [NodeKind::Point; MAX_NODES],
+            offsets: [0; MAX_NODES],
+            nodes: kinds.len(),
+            n: 0,
+        };
+        for (i, k) in kinds.iter().enumerate() {
+            if i < MAX_NODES {
+                layout.kinds[i] = *k;
+                layout.offsets[i] = layout.n;
+            }
+            layout.n += k.ndof();
         }
-        Self {
-            kinds: kinds.to_vec(),
-            offsets,
-            n,
-        }
+        layout
     }
     /// Number of node unknowns `n`.
     #[inline]
     pub fn n(&self) -> usize {
         self.n
     }
+    /// Number of stored nodes.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.min(MAX_NODES)
+    }
     /// Node kinds in local order.
     #[inline]
     pub fn kinds(&self) -> &[NodeKind] {
-        &self.kinds
+        &self.kinds[..self.len()]
     }
     /// Offset of local node `node`'s first unknown (`δx`; `δΘ` follows at `+3`).
     #[inline]
@@ -54,7 +65,7 @@ impl Layout {
     /// Whether the layout fits the fixed-size storage ([`MAX_NODES`], [`MAX_DOFS`]).
     #[inline]
     pub fn fits(&self) -> bool {
-        self.kinds.len() <= MAX_NODES && self.n <= MAX_DOFS
+        self.nodes <= MAX_NODES && self.n <= MAX_DOFS
     }
     /// Local velocity vector `[ẋ; Ω]` (frame) / `[ẋ]` (point) per node.
     ///
@@ -63,7 +74,7 @@ impl Layout {
     /// If the layout does not [fit](Layout::fits).
     pub fn velocity(&self, nodes: &[NodeState]) -> LocalVector {
         let mut v = LocalVector::zeros();
-        for (i, s) in nodes.iter().enumerate().take(self.kinds.len()) {
+        for (i, s) in nodes.iter().enumerate().take(self.len()) {
             let o = self.offsets[i];
             v.fixed_rows_mut::<3>(o).copy_from(&s.v);
             if self.is_frame(i) {
@@ -79,7 +90,7 @@ impl Layout {
         a: &mut SMatrix<f64, R, MAX_DOFS>,
         tangents: &[Matrix3<f64>],
     ) {
-        for i in 0..self.kinds.len() {
+        for i in 0..self.len() {
             if !self.is_frame(i) {
                 continue;
             }
@@ -355,19 +366,19 @@ impl<'a> KinCx<'a> {
     /// If `nodes` is shorter than the layout or the layout does not [fit](Layout::fits).
     pub fn new(nodes: &'a [NodeState], t: f64, layout: &'a Layout) -> Self {
         assert!(
-            nodes.len() >= layout.kinds.len(),
+            nodes.len() >= layout.len(),
             "KinCx: {} node states for {} nodes",
             nodes.len(),
-            layout.kinds.len()
+            layout.len()
         );
         assert!(
             layout.fits(),
             "KinCx: {} nodes with {} unknowns exceed the limits ({MAX_NODES} nodes, {MAX_DOFS} unknowns)",
-            layout.kinds.len(),
+            layout.len(),
             layout.n
         );
         let mut rot = [Matrix3::identity(); MAX_NODES];
-        for (i, r) in rot.iter_mut().enumerate().take(layout.kinds.len()) {
+        for (i, r) in rot.iter_mut().enumerate().take(layout.len()) {
             if layout.is_frame(i) {
                 *r = nodes[i].r.to_rotation_matrix().into_inner();
             }
@@ -439,9 +450,9 @@ impl<'a> KinCx<'a> {
     #[inline]
     fn check_node(&self, node: usize) {
         assert!(
-            node < self.layout.kinds.len(),
+            node < self.layout.len(),
             "KinVec term on local node {node}, but the constraint has {} nodes",
-            self.layout.kinds.len()
+            self.layout.len()
         );
     }
 

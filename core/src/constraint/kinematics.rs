@@ -2,9 +2,9 @@
 //! ([`check_kinematics`]).
 
 use super::*;
+use crate::lie;
+use crate::node::NodeState;
 use nalgebra::Vector3;
-use saltus_core::lie;
-use saltus_core::node::NodeState;
 
 /// Constraint kinematics at one configuration and time: `g`, `g_q`, `g_t`, `∂g_t/∂q` and the
 /// per-row second derivatives `H_j = ∂(g_q)_j/∂q` (see the [module documentation](super)).
@@ -13,14 +13,14 @@ use saltus_core::node::NodeState;
 /// rows and `n` columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kinematics {
-    pub(super) m: usize,
-    pub(super) n: usize,
-    pub(super) g: RowVector,
-    pub(super) g_q: RowJacobian,
-    pub(super) g_t: RowVector,
-    pub(super) g_t_q: RowJacobian,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) g: RowVector,
+    pub(crate) g_q: RowJacobian,
+    pub(crate) g_t: RowVector,
+    pub(crate) g_t_q: RowJacobian,
     /// `H_j` of row `j` (leading `n × n` block).
-    pub(super) hess: [LocalMatrix; MAX_ROWS],
+    pub(crate) hess: [LocalMatrix; MAX_ROWS],
 }
 
 impl Kinematics {
@@ -190,7 +190,7 @@ impl Kinematics {
         a
     }
     /// `out += scale · Σ_j μ_j H_j`.
-    pub(super) fn add_d_gqt_mu(&self, out: &mut LocalMatrix, mu: &[f64], scale: f64) {
+    pub(crate) fn add_d_gqt_mu(&self, out: &mut LocalMatrix, mu: &[f64], scale: f64) {
         for (h, &mj) in self.hess.iter().zip(&mu[..self.m]) {
             let f = scale * mj;
             if f != 0.0 {
@@ -227,7 +227,7 @@ impl Kinematics {
 
 /// `y += a x` (slices of equal length).
 #[inline]
-pub(super) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     for (y, x) in y.iter_mut().zip(x) {
         *y += a * x;
     }
@@ -235,12 +235,12 @@ pub(super) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
 
 /// `x · y` (slices of equal length).
 #[inline]
-pub(super) fn dot(x: &[f64], y: &[f64]) -> f64 {
+pub(crate) fn dot(x: &[f64], y: &[f64]) -> f64 {
     x.iter().zip(y).map(|(x, y)| x * y).sum()
 }
 
 /// `out += s aᵀ x` over the first `n` node unknowns (`a` padded, `m × n`).
-pub(super) fn add_at_x(out: &mut LocalVector, a: &RowJacobian, x: &RowVector, s: f64, n: usize) {
+pub(crate) fn add_at_x(out: &mut LocalVector, a: &RowJacobian, x: &RowVector, s: f64, n: usize) {
     let a = a.as_slice();
     for c in 0..n {
         out[c] += s * dot(&a[c * MAX_ROWS..(c + 1) * MAX_ROWS], x.as_slice());
@@ -248,7 +248,7 @@ pub(super) fn add_at_x(out: &mut LocalVector, a: &RowJacobian, x: &RowVector, s:
 }
 
 /// `out += s aᵀ b` over the leading `n × n` block (`a`, `b` padded, `m × n`).
-pub(super) fn add_at_b(out: &mut LocalMatrix, a: &RowJacobian, b: &RowJacobian, s: f64, n: usize) {
+pub(crate) fn add_at_b(out: &mut LocalMatrix, a: &RowJacobian, b: &RowJacobian, s: f64, n: usize) {
     // Column c of aᵀ b is Σ_r b_rc (row r of a): axpys over the contiguous columns of aᵀ.
     let at = a.transpose();
     let (at, b, o) = (at.as_slice(), b.as_slice(), out.as_mut_slice());
@@ -284,7 +284,7 @@ impl KinematicsCheck {
 
 fn perturbed(layout: &Layout, nodes: &[NodeState], j: usize, d: f64) -> Vec<NodeState> {
     let mut out = nodes.to_vec();
-    let node = (0..layout.kinds.len())
+    let node = (0..layout.len())
         .rev()
         .find(|&i| layout.offset(i) <= j)
         .unwrap_or(0);

@@ -27,6 +27,8 @@
 //! factor. Elements that implement the raw per-level methods of [`Element`] (the escape hatch)
 //! add their own contribution after the physics terms.
 
+pub(crate) mod constraint;
+
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
 use crate::node::{NodeKind, NodeState};
 use crate::physics::{Dependence, ForceTerms, NodeInertia, PhysicsState};
@@ -91,6 +93,7 @@ impl Scratch {
 pub fn participates(element: &dyn Element, level: Level) -> bool {
     element.levels().contains(level)
         || element.as_force().is_some()
+        || element.as_constraint().is_some()
         || (element.as_inertia().is_some() && level != Level::Static)
 }
 
@@ -193,6 +196,9 @@ fn evaluate(
         if terms > 1 {
             out.reference += reference;
         }
+    }
+    if let Some(c) = element.as_constraint() {
+        constraint::add_constraint_terms(c, cx, s, out)?;
     }
     if element.levels().contains(cx.level) {
         element.evaluate(cx, s, out)?;

@@ -1,6 +1,6 @@
 //! Generic bilateral constraints: a joint supplies its **kinematics only**, and
-//! [`BilateralJoint`] turns them into an [`Element`](saltus_core::Element) with exact residuals and Hessians at the
-//! four levels (spec `nsga.md` §§4–6 and the bilateral-joint row of the table in §11.2).
+//! the stage assembly ([`crate::stage`]) turns them into exact residuals and Hessians at
+//! every stage (spec `nsga.md` §§4–6 and the bilateral-joint row of the table in §11.2).
 //!
 //! # What a joint supplies
 //!
@@ -39,8 +39,8 @@
 //! ([`LocalVector`], [`LocalMatrix`]) and over the rows ([`RowVector`], [`RowJacobian`]) are
 //! padded: only the leading `n` (and `m`) entries are meaningful, the others are zero.
 //! [`Kinematics`] hands out views of exactly `m × n` ([`Kinematics::g`], [`Kinematics::g_q`],
-//! ...). [`BilateralJoint::from_constraint`] rejects a constraint that does not fit
-//! ([`BuildError`](saltus_core::BuildError)). [`KinVec`], [`KinCx`] and [`Scalar`] never allocate, so an `evaluate` built
+//! ...). `BilateralJoint::from_constraint` (`saltus-elements`) rejects a constraint that does not
+//! fit ([`BuildError`](crate::BuildError)). [`KinVec`], [`KinCx`] and [`Scalar`] never allocate, so an `evaluate` built
 //! from them is allocation-free.
 //!
 //! Evaluations whose second derivatives are not used are first-order only
@@ -48,26 +48,21 @@
 //! `g_q(q̃)` the position and velocity levels need at the smooth configuration `q̃`. The helpers
 //! then skip the second derivatives, and a hand-written `evaluate` may skip its `H_j` too.
 //!
-//! # Levels (scaled multipliers; `k = cx.k`, `p = cx.p`, `w = cx.force_weight`)
+//! # Stages
 //!
-//! | level | node rows | multiplier rows |
-//! |---|---|---|
-//! | smooth (`λ̃`) | `−g_qᵀ(k λ̃ − p(g_q v + g_t))` | `−k (g_q v + g_t)` |
-//! | position (`ν`) | `−g_qᵀ(k ν − p g) − w (g_q(q) − g_q(q̃))ᵀ k_s λ̃` | `−k g(q, t)` |
-//! | velocity (`Λ`, `q` frozen) | `−g_qᵀ(k Λ − p(g_q v + g_t)) − w (g_q(q) − g_q(q̃))ᵀ k_s λ̃` | `−k (g_q v + g_t)` |
-//! | static (`ν`) | `−g_qᵀ(k ν − p g)` | `−k g(q, 0)` |
-//!
-//! The `k_s λ̃` terms are the joint's part of `−(h²/2) f^p` (§5) and `−h f^v` (§6); Newton's
-//! restitution coefficient is zero for bilateral constraints. Every level is always active
-//! (`m` multipliers at every level) and has an exact Hessian.
+//! The rows a constraint contributes to each stage (augmented Lagrangian at velocity level for
+//! the smooth motion, at position level for the correction, impulses for the velocity jump;
+//! `m` always-active multipliers at every stage, exact Hessians) are formed in one place, the
+//! stage assembly ([`crate::stage`], table in its `constraint` part); the constraint itself
+//! never sees a stage.
 //!
 //! # Example: a rigid rod between two nodes
 //!
 //! ```
 //! use nalgebra::Vector3;
 //! use saltus_core::{Model, NodeDef, NodeId, NodeKind};
-//! use saltus_elements::joints::constraint::{
-//!     BilateralConstraint, BilateralJoint, KinCx, KinVec, Kinematics,
+//! use saltus_core::constraint::{
+//!     check_kinematics, BilateralConstraint, KinCx, KinVec, Kinematics, Layout,
 //! };
 //!
 //! /// Distance constraint `g = (|x₂ − x₁|² − L²)/(2L)` [m] between two nodes.
@@ -102,33 +97,34 @@
 //! let a = model.add_node(NodeDef::point("a", Vector3::zeros()).fixed()).unwrap();
 //! let b = model.add_node(NodeDef::point("b", Vector3::new(1.0, 0.0, 0.0))).unwrap();
 //! let rod = Rod { nodes: [a, b], kinds: [NodeKind::Point; 2], length: 1.0 };
-//! let joint = BilateralJoint::from_constraint(rod).unwrap();
-//! let q = [model.nodes()[0].initial, model.nodes()[1].initial];
-//! assert_eq!(joint.kinematics(&q, 0.0).g()[0], 0.0);
-//! model.add_element("rod", joint).unwrap();
+//! let mut q = [model.nodes()[0].initial, model.nodes()[1].initial];
+//! let layout = Layout::new(rod.node_kinds());
+//! assert_eq!(KinCx::new(&q, 0.0, &layout).kinematics(&rod).g()[0], 0.0);
+//! q[1].x = Vector3::new(0.6, 0.7, 0.2);
+//! q[1].v = Vector3::new(0.3, -0.1, 0.5);
+//! assert!(check_kinematics(&rod, &q, 0.0, 1e-6).max() < 1e-8);
 //! ```
+//!
+//! `saltus_elements::joints::BilateralJoint::from_constraint(rod)` makes an element of it (with
+//! reaction outputs) to add to a [`Model`](crate::Model).
 //!
 //! A body-fixed point `x_i + R_i d` is `KinVec::body_point(i, d)`, a body-fixed direction
 //! `R_i a` is `KinVec::body(i, a)`, a fixed vector is `KinVec::constant(c)`. Rheonomic joints add
 //! their explicit time dependence to `g` ([`Kinematics::add_value`]) and `g_t`
 //! ([`Kinematics::add_g_t`]). To make the type available in model files, register a build
-//! function with `saltus_core::register_element!` (see the joints of this module). Check a new
+//! function with `saltus_core::register_element!` (see the joints of `saltus-elements`). Check a new
 //! joint with [`check_kinematics`] (first and second derivatives and `g_t` against finite
-//! differences) and `saltus_core::fd::check_hessian` (the four levels).
+//! differences) and [`crate::fd::check_hessian`] (every stage).
 
+use crate::element::OutputSpec;
+use crate::node::{NodeId, NodeKind};
 use nalgebra::{Const, Dyn, MatrixView, MatrixViewMut, SMatrix, SVector, U1};
-use saltus_core::element::OutputSpec;
-use saltus_core::node::{NodeId, NodeKind};
 use std::fmt;
 
 mod algebra;
-mod joint;
-mod kinematics;
-#[cfg(test)]
-mod tests;
+pub(crate) mod kinematics;
 
 pub use algebra::{KinCx, KinVec, Layout, Scalar};
-pub use joint::BilateralJoint;
 pub use kinematics::{check_kinematics, Kinematics, KinematicsCheck};
 
 /// Largest number of nodes of a bilateral constraint.
@@ -202,10 +198,11 @@ impl ConstraintUnits {
 
 /// Kinematics of a holonomic (possibly rheonomic) bilateral constraint `g(q, t) = 0` with `m`
 /// rows on the element's nodes. See the [module documentation](self) for the contract and an
-/// example; [`BilateralJoint`] makes an [`Element`](saltus_core::Element) of it.
+/// example; `saltus_elements::joints::BilateralJoint` makes an [`Element`](crate::Element) of it, or
+/// any element returning it from [`Element::as_constraint`](crate::Element::as_constraint).
 ///
 /// Size limits: at most [`MAX_NODES`] nodes, [`MAX_DOFS`] node unknowns and [`MAX_ROWS`] rows
-/// (checked by [`BilateralJoint::from_constraint`]).
+/// (checked by `BilateralJoint::from_constraint`).
 pub trait BilateralConstraint: Send + Sync + fmt::Debug {
     /// Registered type name, e.g. `"revolute_joint"`.
     fn type_name(&self) -> &'static str;
@@ -235,4 +232,18 @@ pub trait BilateralConstraint: Send + Sync + fmt::Debug {
     }
     /// Fill the additional channels from the converged kinematics `kin` at `cx`.
     fn write_extra_outputs(&self, _cx: &KinCx<'_>, _kin: &Kinematics, _out: &mut [f64]) {}
+}
+
+/// `scale · src` as a padded row vector (e.g. the physical multipliers `k λ`).
+///
+/// # Panics
+///
+/// If `src.len() > MAX_ROWS`.
+pub fn padded_rows(src: &[f64], scale: f64) -> RowVector {
+    assert!(src.len() <= MAX_ROWS, "padded_rows: {} rows", src.len());
+    let mut v = RowVector::zeros();
+    for (d, s) in v.iter_mut().zip(src) {
+        *d = scale * s;
+    }
+    v
 }

@@ -1,0 +1,157 @@
+//! Stage rows of a bilateral constraint `g(q, t) = 0` ([`BilateralConstraint`]): the
+//! augmented-Lagrangian residual and its exact Hessian (`nsga.md` §§4–6, the bilateral-joint row
+//! of §11.2), from the kinematics `g`, `g_q`, `g_t`, `H_j` alone.
+//!
+//! With the scaled multipliers `μ` of the stage (`λ̃`, `ν`, `Λ`), `k = cx.k`, `p = cx.p`,
+//! `w = cx.force_weight` and the measured quantity `c` — the rate `ġ = g_q v + g_t` on a stage
+//! whose unknown moves velocities (`∂v/∂u ≠ 0`: smooth, velocity) and the value `g(q, t)`
+//! otherwise (position, static; `t = 0` in statics):
+//!
+//! | rows | residual |
+//! |---|---|
+//! | node | `−g_qᵀ(k μ − p c) − w (g_q(q) − g_q(q̃))ᵀ k_s λ̃` (second term on difference stages) |
+//! | multiplier | `−k c` |
+//!
+//! The `k_s λ̃` term is the constraint's part of `−w (f − f(q̃, ṽ))` (§5, §6); Newton's
+//! restitution coefficient is zero for bilateral constraints. Every row is active at every
+//! stage. Hessian (with `ξ = k μ − p c`, `M = ξ + w k_s λ̃` on difference stages):
+//!
+//! | block | value |
+//! |---|---|
+//! | node × node | `∂v/∂u · p g_qᵀ g_q + ∂q/∂u · (p g_qᵀ ∂ġ/∂q − Σ_j M_j H_j) T` (rates), `∂q/∂u · (p g_qᵀ g_q − Σ_j M_j H_j) T` (values) |
+//! | multiplier × node | `−k (∂v/∂u · g_q + ∂q/∂u · ∂ġ/∂q T)` (rates), `−k ∂q/∂u · g_q T` (values) |
+//! | node × multiplier | `−k g_qᵀ` |
+//!
+//! with `∂ġ/∂q = ∂(g_q v)/∂q + ∂g_t/∂q` (row `j`: `vᵀ H_j`). Second derivatives are evaluated
+//! only when `∂q/∂u ≠ 0`; `g_q(q̃)` is a first-order evaluation.
+
+use crate::constraint::kinematics::{add_at_b, add_at_x, axpy};
+use crate::constraint::{
+    padded_rows, BilateralConstraint, KinCx, Kinematics, Layout, LocalMatrix, LocalVector,
+    MAX_DOFS, MAX_ROWS,
+};
+use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
+
+/// Add the constraint rows of `c` at the stage `cx` into `out` (module table).
+pub(super) fn add_constraint_terms(
+    c: &dyn BilateralConstraint,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut LocalSystem<'_>,
+) -> Result<(), ElementError> {
+    let layout = Layout::new(s.kinds);
+    let (n, m) = (layout.n(), c.n_constraints());
+    let t = if cx.level == Level::Static { 0.0 } else { cx.t };
+    // Second derivatives enter only through configuration columns.
+    let hessians = cx.dq_dv != 0.0;
+    let rates = cx.dv_dv != 0.0;
+    let mut kin = Kinematics::zeros(m, n);
+    let kcx = KinCx::new(s.nodes, t, &layout);
+    let kcx = if hessians { kcx } else { kcx.first_order() };
+    c.evaluate(&kcx, &mut kin);
+    check_finite(c, &kin)?;
+    let g_q = &kin.g_q;
+    let (k, p) = (cx.k, cx.p);
+
+    // Padded local blocks: node rows r_q; node × node block h_qq; multiplier × node block h_mq
+    // (before the factor −k). The multiplier rows are −k c, the node × multiplier block −k g_qᵀ.
+    let mut r_q = LocalVector::zeros();
+    let mut h_qq = LocalMatrix::zeros();
+    let mut h_mq;
+
+    // −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ on difference stages; g_q(q̃) is first order.
+    let lam_s = if cx.force_difference {
+        let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
+        let mut kin_s = Kinematics::zeros(m, n);
+        c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), &mut kin_s);
+        add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
+        Some(lam)
+    } else {
+        None
+    };
+
+    let v = if rates {
+        layout.velocity(s.nodes)
+    } else {
+        LocalVector::zeros()
+    };
+    // c = ġ (rates) or g (values); ξ = k μ − p c.
+    let meas = if rates { kin.rate(&v) } else { kin.g };
+    let xi = padded_rows(&s.mult[..m], k) - meas * p;
+    add_at_x(&mut r_q, g_q, &xi, -1.0, n);
+    // M = ξ + w k_s λ̃ collects both ∂(g_qᵀ ·)/∂q terms.
+    let mut mu = xi;
+    if let Some(lam) = &lam_s {
+        mu += lam * cx.force_weight;
+    }
+
+    if rates {
+        h_mq = g_q * cx.dv_dv;
+        if hessians {
+            // Configuration columns: ∂/∂q at fixed v, times dq_dv T.
+            let mut c_q = kin.d_gq_w(&v) + kin.g_t_q;
+            add_at_b(&mut h_qq, g_q, &c_q, p, n);
+            kin.add_d_gqt_mu(&mut h_qq, mu.as_slice(), -1.0);
+            layout.apply_tangent(&mut h_qq, s.rot_tangent);
+            scale(h_qq.as_mut_slice(), cx.dq_dv);
+            layout.apply_tangent(&mut c_q, s.rot_tangent);
+            h_mq += c_q * cx.dq_dv;
+        }
+        add_at_b(&mut h_qq, g_q, g_q, p * cx.dv_dv, n);
+    } else {
+        add_at_b(&mut h_qq, g_q, g_q, p, n);
+        kin.add_d_gqt_mu(&mut h_qq, mu.as_slice(), -1.0);
+        layout.apply_tangent(&mut h_qq, s.rot_tangent);
+        scale(h_qq.as_mut_slice(), cx.dq_dv);
+        h_mq = *g_q;
+        layout.apply_tangent(&mut h_mq, s.rot_tangent);
+        h_mq *= cx.dq_dv;
+    }
+
+    // Scatter column by column (the local output is column-major with unit row stride).
+    let res = out.residual.as_mut_slice();
+    axpy(&mut res[..n], 1.0, &r_q.as_slice()[..n]);
+    axpy(&mut res[n..n + m], -k, &meas.as_slice()[..m]);
+    let (h_qq, h_mq, g_qt) = (h_qq.as_slice(), h_mq.as_slice(), g_q.transpose());
+    for b in 0..n {
+        let mut col = out.hessian.column_mut(b);
+        let col = col.as_mut_slice();
+        axpy(&mut col[..n], 1.0, &h_qq[b * MAX_DOFS..b * MAX_DOFS + n]);
+        axpy(
+            &mut col[n..n + m],
+            -k,
+            &h_mq[b * MAX_ROWS..b * MAX_ROWS + m],
+        );
+    }
+    let g_qt = g_qt.as_slice();
+    for j in 0..m {
+        let mut col = out.hessian.column_mut(n + j);
+        let col = col.as_mut_slice();
+        axpy(&mut col[..n], -k, &g_qt[j * MAX_DOFS..j * MAX_DOFS + n]);
+    }
+    Ok(())
+}
+
+fn check_finite(c: &dyn BilateralConstraint, kin: &Kinematics) -> Result<(), ElementError> {
+    if kin
+        .g()
+        .iter()
+        .chain(kin.g_q().iter())
+        .all(|v| v.is_finite())
+    {
+        Ok(())
+    } else {
+        Err(ElementError::InvalidState(format!(
+            "{}: non-finite constraint value or Jacobian",
+            c.type_name()
+        )))
+    }
+}
+
+/// `x *= a`.
+#[inline]
+fn scale(x: &mut [f64], a: f64) {
+    for x in x {
+        *x *= a;
+    }
+}
