@@ -11,7 +11,7 @@ use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 use std::time::Instant;
 
-/// Chain of `n` links of length `a` [m] and mass 1 kg along +x, hinges about y.
+/// Chain of `n` links of length `a` \[m\] and mass 1 kg along +x, hinges about y.
 fn chain(n: usize, a: f64) -> Model {
     let mut model = Model::new();
     let mut prev = model

@@ -22,9 +22,9 @@ pub struct RunRequest {
     pub model: Option<PathBuf>,
     /// HDF5 output path.
     pub output: Option<PathBuf>,
-    /// Final time override [s].
+    /// Final time override \[s\].
     pub t_end: Option<f64>,
-    /// Step size override [s].
+    /// Step size override \[s\].
     pub h: Option<f64>,
     /// `ρ∞` override.
     pub rho_inf: Option<f64>,

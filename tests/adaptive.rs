@@ -14,7 +14,7 @@ const T_END: f64 = 3.0;
 const G: f64 = 9.81;
 const MASS: f64 = 2.0;
 const L: f64 = 1.0;
-/// Principal central moments of inertia of the bob [kg m²] (J = M L² + I_BOB about the hinge).
+/// Principal central moments of inertia of the bob \[kg m²\] (J = M L² + I_BOB about the hinge).
 const I_BOB: f64 = 2e-3;
 
 /// Pendulum released at rest from horizontal: bob at (L, 0, 0), hinge at the origin about y,
@@ -105,7 +105,7 @@ fn exact_position(t: f64) -> Vector3<f64> {
     Vector3::new(L * phi.sin(), 0.0, -L * phi.cos())
 }
 
-/// Distance of the bob's final position from the exact one [m].
+/// Distance of the bob's final position from the exact one \[m\].
 fn final_error(sink: &MemorySink) -> f64 {
     let t = *sink.time.last().unwrap();
     assert!((t - T_END).abs() < 1e-12, "ended at {t}");

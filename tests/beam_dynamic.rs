@@ -24,7 +24,7 @@ fn spec() -> BeamSpec {
     BeamSpec::rectangular(E, NU, RHO, WIDTH, HEIGHT)
 }
 
-/// Euler–Bernoulli first bending frequency [rad/s] along z: `(β₁L)² √(E I₂/(ρ A L⁴))`
+/// Euler–Bernoulli first bending frequency \[rad/s\] along z: `(β₁L)² √(E I₂/(ρ A L⁴))`
 /// (shear and rotary inertia change it by O((h/L)²) ≈ 1e-4).
 fn omega1() -> f64 {
     let i2 = WIDTH * HEIGHT.powi(3) / 12.0;

@@ -57,7 +57,7 @@ fn spec() -> BeamSpec {
     BeamSpec::rectangular(E, NU, RHO, WIDTH, THICKNESS)
 }
 
-/// Euler–Bernoulli bending frequency [rad/s] of mode `k` (0-based) along z.
+/// Euler–Bernoulli bending frequency \[rad/s\] of mode `k` (0-based) along z.
 fn omega_eb(k: usize) -> f64 {
     let i2 = WIDTH * THICKNESS.powi(3) / 12.0;
     BETA[k] * BETA[k] * (E * i2 / (RHO * WIDTH * THICKNESS * L.powi(4))).sqrt()
@@ -175,7 +175,7 @@ fn generalized_eigen(k: &DMatrix<f64>, m: &DMatrix<f64>) -> Vec<(f64, DVector<f6
     modes
 }
 
-/// Bending modes along z of an `n`-element cantilever: sorted `(ω [rad/s], φ)`, `φ` over
+/// Bending modes along z of an `n`-element cantilever: sorted `(ω \[rad/s\], φ)`, `φ` over
 /// [`bending_dofs`], M-normalized.
 fn bending_modes(n: usize) -> (Model, BeamLine, Vec<(f64, DVector<f64>)>) {
     let (model, line) = cantilever(n);
@@ -541,7 +541,7 @@ fn modal_free_vibration_in_nsga() {
 // Order of accuracy on smooth flexible motion
 // ------------------------------------------------------------------------------------------
 
-/// Tip position [m] and velocity [m/s].
+/// Tip position \[m\] and velocity \[m/s\].
 type TipState = (Vector3<f64>, Vector3<f64>);
 
 /// Large-amplitude free vibration of the 10-element strip cantilever: released straight with

@@ -14,7 +14,7 @@ use saltus::prelude::*;
 use std::sync::{Arc, Mutex};
 
 const R: f64 = 0.1;
-/// Creation margin [m]: larger than the distance the ball travels in one step
+/// Creation margin \[m\]: larger than the distance the ball travels in one step
 /// (|v| h ≤ 3 m/s · 1e-3 s), so a contact exists before any impact.
 const MARGIN: f64 = 0.02;
 

@@ -20,14 +20,14 @@ use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 
 const G: f64 = 9.81;
-/// Rod lengths [m] and masses [kg].
+/// Rod lengths \[m\] and masses \[kg\].
 const L1: f64 = 1.0;
 const L2: f64 = 1.0;
 const M1: f64 = 1.0;
 const M2: f64 = 1.0;
-/// Rod radius [m] (only gives the rods a small positive axial inertia).
+/// Rod radius \[m\] (only gives the rods a small positive axial inertia).
 const ROD_RADIUS: f64 = 0.01;
-/// Energy scale [J]: the weight of the pendulum times its length.
+/// Energy scale \[J\]: the weight of the pendulum times its length.
 const E_SCALE: f64 = (M1 + M2) * G * (L1 + L2);
 
 /// Uniform rod of mass `m` and length `l` along body x, node at its centre.
@@ -92,7 +92,7 @@ fn energies(sink: &MemorySink) -> Vec<f64> {
     sink.energy.iter().map(total).collect()
 }
 
-/// Largest single-step energy increase max(E_{n+1} − E_n) [J] and the number of steps on
+/// Largest single-step energy increase max(E_{n+1} − E_n) \[J\] and the number of steps on
 /// which the energy rose.
 fn step_increases(e: &[f64]) -> (f64, usize) {
     let d = e.windows(2).map(|w| w[1] - w[0]);
@@ -100,14 +100,14 @@ fn step_increases(e: &[f64]) -> (f64, usize) {
     (d.fold(f64::NEG_INFINITY, f64::max), ups)
 }
 
-/// Absolute angle [rad] of arm 2 at the last record (hinge 1 + hinge 2 relative angles).
+/// Absolute angle \[rad\] of arm 2 at the last record (hinge 1 + hinge 2 relative angles).
 fn final_arm2_angle(sink: &MemorySink) -> f64 {
     let a1 = sink.channel("hinge1", "angle").unwrap();
     let a2 = sink.channel("hinge2", "angle").unwrap();
     a1.last().unwrap()[0] + a2.last().unwrap()[0]
 }
 
-/// Horizon [s] of the convergence studies. It contains the first whip of the outer arm
+/// Horizon \[s\] of the convergence studies. It contains the first whip of the outer arm
 /// (t ≈ 2 s, where the energy error and its step increments peak), and the motion is still
 /// predictable on it: the final arm-2 angle converges at second order across the step sizes
 /// (asserted below), i.e. the runs follow the same trajectory, so the maxima compared are
@@ -149,7 +149,7 @@ fn energy_error_is_second_order_with_rho_one() {
     assert!(p1 >= 1.9 && p2 >= 1.9, "orders {p1} {p2}");
 }
 
-/// Mean of `e − e[0]` over the first and over the last 10 % of the records [J].
+/// Mean of `e − e[0]` over the first and over the last 10 % of the records \[J\].
 fn window_means(e: &[f64]) -> (f64, f64) {
     let (n, k) = (e.len(), e.len() / 10);
     let mean = |w: &[f64]| w.iter().map(|x| x - e[0]).sum::<f64>() / w.len() as f64;

@@ -41,7 +41,7 @@ use saltus::prelude::*;
 use std::f64::consts::PI;
 use std::time::Instant;
 
-/// Crank length r [m] and rod length l [m].
+/// Crank length r \[m\] and rod length l \[m\].
 const R: f64 = 0.05;
 const LR: f64 = 0.12;
 const A_CRANK: f64 = 7.6433e-4;
@@ -54,13 +54,13 @@ const RHO: f64 = 7850.0;
 const M_SLIDER: f64 = 0.14;
 /// Modal damping ratio (0.04 %).
 const XI: f64 = 4e-4;
-/// Crank speed [rad/s]: 5000 rpm.
+/// Crank speed \[rad/s\]: 5000 rpm.
 const OMEGA: f64 = 5000.0 * 2.0 * PI / 60.0;
 const G: f64 = 9.8;
 /// Elements per beam.
 const N_EL: usize = 4;
 
-/// First bending frequency [Hz] of the rod, pinned–pinned Euler–Bernoulli:
+/// First bending frequency \[Hz\] of the rod, pinned–pinned Euler–Bernoulli:
 /// `f = (π/2) √(E I/(ρ A)) / l²`.
 fn rod_frequency() -> f64 {
     0.5 * PI * (E * I_ROD / (RHO * A_ROD)).sqrt() / (LR * LR)
@@ -193,8 +193,8 @@ fn options(h: f64, t_end: f64, tol: f64) -> NsgaOptions {
 /// Thesis Newton tolerance.
 const THESIS_TOL: f64 = 1e-5;
 
-/// Rigid-body kinematics at crank angle θ: slider position x_s [m], velocity [m/s] and
-/// acceleration [m/s²] (constant ω), from `x_s(θ) = r cos θ + √(l² − r² sin² θ)`.
+/// Rigid-body kinematics at crank angle θ: slider position x_s \[m\], velocity \[m/s\] and
+/// acceleration \[m/s²\] (constant ω), from `x_s(θ) = r cos θ + √(l² − r² sin² θ)`.
 fn slider_rigid(theta: f64) -> (f64, f64, f64) {
     let (s, c) = theta.sin_cos();
     let q = LR * LR - R * R * s * s;
@@ -238,25 +238,25 @@ fn rod_quasi_static(theta: f64) -> (f64, f64) {
 /// Deformation measures of one recorded state.
 #[derive(Clone, Copy, Debug, Default)]
 struct Deformation {
-    /// Driver angle θ [rad].
+    /// Driver angle θ \[rad\].
     theta: f64,
-    /// Slider position minus the rigid closed form at the driver's angle [m].
+    /// Slider position minus the rigid closed form at the driver's angle \[m\].
     slider_error: f64,
-    /// Slider velocity minus the rigid closed form [m/s].
+    /// Slider velocity minus the rigid closed form \[m/s\].
     slider_velocity_error: f64,
-    /// Rod chord length minus l [m] (end nodes).
+    /// Rod chord length minus l \[m\] (end nodes).
     rod_stretch: f64,
-    /// Rotation of the rod's tip frame relative to its root frame about z [rad] (0 when rigid).
+    /// Rotation of the rod's tip frame relative to its root frame about z \[rad\] (0 when rigid).
     rod_bend: f64,
-    /// Crank chord length minus r [m].
+    /// Crank chord length minus r \[m\].
     crank_stretch: f64,
-    /// Rotation of the crank's tip frame relative to its root frame about z [rad].
+    /// Rotation of the crank's tip frame relative to its root frame about z \[rad\].
     crank_bend: f64,
 }
 
 impl Deformation {
-    /// The compared quantities: slider position error [m], slider velocity error [m/s], rod
-    /// stretch [m], rod end-rotation difference [rad].
+    /// The compared quantities: slider position error \[m\], slider velocity error \[m/s\], rod
+    /// stretch \[m\], rod end-rotation difference \[rad\].
     fn values(&self) -> [f64; 4] {
         [
             self.slider_error,
@@ -451,7 +451,7 @@ const NAMES: [&str; 4] = [
 ];
 
 /// The compared quantities of runs with h = 2e-5, 1e-5, 5e-6 s and a reference at 2.5e-6 s
-/// over `window` [s], started from `initial` (or the rigid velocity field), sampled every
+/// over `window` \[s\], started from `initial` (or the rigid velocity field), sampled every
 /// 2e-5 s; returns (runs, reference).
 fn h_study(window: f64, initial: Option<&[NodeState]>) -> (Vec<Vec<[f64; 4]>>, Vec<[f64; 4]>) {
     // Tight tolerance: the Newton error must stay far below the differences compared.

@@ -8,17 +8,17 @@ use saltus::prelude::*;
 use std::f64::consts::PI;
 
 const G: f64 = 9.81;
-/// Mass [kg].
+/// Mass \[kg\].
 const M: f64 = 1.0;
-/// Distance pivot → centre of mass along the symmetry axis [m].
+/// Distance pivot → centre of mass along the symmetry axis \[m\].
 const L: f64 = 0.1;
-/// Transverse moment of inertia about the centre of mass [kg m²].
+/// Transverse moment of inertia about the centre of mass \[kg m²\].
 const I1: f64 = 5e-3;
-/// Axial moment of inertia [kg m²].
+/// Axial moment of inertia \[kg m²\].
 const I3: f64 = 8e-3;
-/// Spin: component of the angular velocity along the symmetry axis [rad/s].
+/// Spin: component of the angular velocity along the symmetry axis \[rad/s\].
 const OMEGA3: f64 = 100.0;
-/// Tilt of the symmetry axis from the vertical [rad].
+/// Tilt of the symmetry axis from the vertical \[rad\].
 const THETA: f64 = PI / 6.0;
 
 /// Slow root of the steady-precession condition about the pivot.
@@ -72,11 +72,11 @@ fn top(omega_p: f64) -> Model {
 }
 
 struct Measured {
-    /// Least-squares precession rate [rad/s].
+    /// Least-squares precession rate \[rad/s\].
     rate: f64,
-    /// Largest |θ(t) − θ₀| [rad].
+    /// Largest |θ(t) − θ₀| \[rad\].
     tilt_dev: f64,
-    /// Largest constraint violation |g| [m].
+    /// Largest constraint violation |g| \[m\].
     max_g: f64,
     summary: RunSummary,
 }

@@ -64,7 +64,7 @@ fn exact_period() -> f64 {
     4.0 * elliptic_k((PI / 4.0).sin()) / omega0()
 }
 
-/// Small-amplitude angular frequency `√(M g L/J)` of the physical pendulum [rad/s].
+/// Small-amplitude angular frequency `√(M g L/J)` of the physical pendulum \[rad/s\].
 fn omega0() -> f64 {
     let j = M * L * L + 0.4 * M * R * R;
     (M * G * L / j).sqrt()

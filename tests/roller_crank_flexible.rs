@@ -75,7 +75,7 @@ use roller_crank_model::{roller_crank_model, Rod, AREA, E, INERTIA, LC, LR, MU, 
 use saltus::prelude::*;
 use std::f64::consts::PI;
 
-/// Rolling-resistance length [m] (V06).
+/// Rolling-resistance length \[m\] (V06).
 const ROLLING: f64 = 0.01;
 const G: f64 = 9.8;
 const H: f64 = 1e-3;
@@ -84,26 +84,26 @@ const T_END: f64 = 2.0;
 /// Recorded histories of one run.
 struct Run {
     time: Vec<f64>,
-    /// Roller spin ω_z [rad/s].
+    /// Roller spin ω_z \[rad/s\].
     omega: Vec<f64>,
-    /// Roller centre velocity v_x [m/s].
+    /// Roller centre velocity v_x \[m/s\].
     vx: Vec<f64>,
-    /// Crank angular velocity [rad/s].
+    /// Crank angular velocity \[rad/s\].
     crank: Vec<f64>,
-    /// Crank angle [rad] (continuous, from π/2 at t = 0).
+    /// Crank angle \[rad\] (continuous, from π/2 at t = 0).
     crank_angle: Vec<f64>,
-    /// Roller centre x [m].
+    /// Roller centre x \[m\].
     x: Vec<f64>,
-    /// Contact gap [m].
+    /// Contact gap \[m\].
     gap: Vec<f64>,
     /// Normal contact impulse of the step [N s].
     normal_impulse: Vec<f64>,
-    /// End-to-end rotation difference of the rod's end nodes about z [rad] (flexible only).
+    /// End-to-end rotation difference of the rod's end nodes about z \[rad\] (flexible only).
     deformation: Vec<f64>,
-    /// Its quasi-static estimate under the measured loads [rad] (flexible only; see
+    /// Its quasi-static estimate under the measured loads \[rad\] (flexible only; see
     /// [`quasi_static_deformation`]).
     quasi_static: Vec<f64>,
-    /// Largest axial force in the rod at the crank pin [N].
+    /// Largest axial force in the rod at the crank pin \[N\].
     axial_force: f64,
     worst_joint: f64,
     summary: RunSummary,
@@ -223,7 +223,7 @@ fn simulate_to(rod: Rod, adaptive: bool, t_end: f64, h: f64) -> Run {
     }
 }
 
-/// Quasi-static end-to-end rotation difference `θ_b − θ_a` [rad] of the rod (E scaled by
+/// Quasi-static end-to-end rotation difference `θ_b − θ_a` \[rad\] of the rod (E scaled by
 /// `stiffness`) under the loads it carries at each record: a beam pinned at both ends (the
 /// revolute joints transmit no moment) under the distributed load `q = ρ A (g − a)·n` (gravity
 /// and d'Alembert force, `n = z × e` the transverse direction, `e` along the chord from the

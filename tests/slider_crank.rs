@@ -17,18 +17,18 @@ use saltus::elements::joints::{PrescribedRotation, PrismaticJoint, RevoluteJoint
 use saltus::prelude::*;
 use std::f64::consts::PI;
 
-/// Crank length r [m], connecting-rod length l [m] (the Marques data, validation case V05).
+/// Crank length r \[m\], connecting-rod length l \[m\] (the Marques data, validation case V05).
 const R: f64 = 0.1;
 const LR: f64 = 0.3;
-/// Crank, rod and slider masses [kg].
+/// Crank, rod and slider masses \[kg\].
 const M_CRANK: f64 = 0.12;
 const M_ROD: f64 = 0.3;
 const M_SLIDER: f64 = 0.1;
-/// Crank speed ω [rad/s]: one revolution per second.
+/// Crank speed ω \[rad/s\]: one revolution per second.
 const OMEGA: f64 = 2.0 * PI;
 const G: f64 = 9.81;
 
-/// Closed-form slider position [m] and velocity [m/s] at crank angle θ = ω t.
+/// Closed-form slider position \[m\] and velocity \[m/s\] at crank angle θ = ω t.
 fn slider_exact(t: f64) -> (f64, f64) {
     let th = OMEGA * t;
     let root = (LR * LR - R * R * th.sin().powi(2)).sqrt();

@@ -22,7 +22,7 @@ use saltus::elements::contact::plane::PlaneContact;
 use saltus::prelude::*;
 
 const G: f64 = 9.8;
-/// Sphere radius [m], mass [kg], central inertia [kg m²] (thesis values; ⅖Mr² = 130.9).
+/// Sphere radius \[m\], mass \[kg\], central inertia \[kg m²\] (thesis values; ⅖Mr² = 130.9).
 const R: f64 = 0.5;
 const M: f64 = 1309.0;
 const J: f64 = 131.0;
@@ -35,7 +35,7 @@ const EPS_T: f64 = 1e-9;
 #[derive(Clone, Copy)]
 struct Setup {
     v0: Vector3<f64>,
-    /// Initial spatial angular velocity [rad/s].
+    /// Initial spatial angular velocity \[rad/s\].
     w0: Vector3<f64>,
     mu: f64,
     rho: f64,

@@ -22,6 +22,7 @@
 //! `δR = R hat(δΘ)` and multiply their rotational columns by `T`.
 
 use crate::constraint::BilateralConstraint;
+use crate::contact::ContactRef;
 use crate::node::{NodeId, NodeKind, NodeState};
 use crate::physics::{Force, Inertia};
 use nalgebra::{DMatrixViewMut, DVectorViewMut, Matrix3, Vector3, Vector6};
@@ -116,11 +117,11 @@ impl Levels {
 pub struct StepCx {
     /// The level being assembled.
     pub level: Level,
-    /// Time `t_{n+1}` [s] (load factor for [`Level::Static`]).
+    /// Time `t_{n+1}` \[s\] (load factor for [`Level::Static`]).
     pub t: f64,
-    /// Step size `h` [s] (0 for static).
+    /// Step size `h` \[s\] (0 for static).
     pub h: f64,
-    /// Gravity acceleration [m/s²] in the inertial frame.
+    /// Gravity acceleration \[m/s²\] in the inertial frame.
     pub gravity: Vector3<f64>,
     /// Scaling factor `k` of this level's multipliers (`k_s`, `k_p`, `k_v`; spec §10).
     pub k: f64,
@@ -227,12 +228,12 @@ pub struct LocalSystem<'a> {
     pub reference: f64,
 }
 
-/// Mechanical energy of an element [J].
+/// Mechanical energy of an element \[J\].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Energy {
-    /// Kinetic energy [J].
+    /// Kinetic energy \[J\].
     pub kinetic: f64,
-    /// Potential energy (gravity, elastic) [J].
+    /// Potential energy (gravity, elastic) \[J\].
     pub potential: f64,
 }
 
@@ -252,7 +253,7 @@ pub struct OutputSpec {
 /// Everything an element may report after a converged step.
 #[derive(Clone, Copy, Debug)]
 pub struct OutputState<'a> {
-    /// Time `t_{n+1}` [s] of the converged state.
+    /// Time `t_{n+1}` \[s\] of the converged state.
     pub t: f64,
     /// Converged nodes at `t_{n+1}`.
     pub nodes: &'a [NodeState],
@@ -264,9 +265,9 @@ pub struct OutputState<'a> {
     pub mult_velocity: &'a [f64],
     /// `k_s`, `k_p`, `k_v`.
     pub k: [f64; 3],
-    /// Step size [s].
+    /// Step size \[s\].
     pub h: f64,
-    /// Gravity [m/s²].
+    /// Gravity \[m/s²\].
     pub gravity: Vector3<f64>,
 }
 
@@ -303,15 +304,22 @@ pub trait Element: Send + Sync + fmt::Debug {
     fn as_constraint(&self) -> Option<&dyn BilateralConstraint> {
         None
     }
+    /// The element's unilateral contact, if it is one ([`crate::contact`]): its position and
+    /// velocity rows are formed by [`crate::stage`].
+    fn as_contact(&self) -> Option<ContactRef<'_>> {
+        None
+    }
     /// Levels at which the raw level methods contribute (none by default: physics-interface
     /// elements contribute through [`crate::stage`]).
     fn levels(&self) -> Levels {
         Levels::NONE
     }
     /// Multipliers owned at `level` (must not depend on the state). Default: the rows of
-    /// [`Element::as_constraint`] at every level, none otherwise.
-    fn n_mult(&self, _level: Level) -> usize {
+    /// [`Element::as_constraint`] at every level, the multipliers of [`Element::as_contact`]
+    /// ([`ContactRef::n_mult`]), none otherwise.
+    fn n_mult(&self, level: Level) -> usize {
         self.as_constraint().map_or(0, |c| c.n_constraints())
+            + self.as_contact().map_or(0, |c| c.n_mult(level))
     }
     /// Smooth subproblem (§4): e.g. `M v̇̃ − f(q̃, ṽ, t)`, joint rows `−g_qᵀ(k_s λ̃ − p_s g_q ṽ)`, `−k_s g_q ṽ`.
     fn smooth(
@@ -382,7 +390,7 @@ pub trait Element: Send + Sync + fmt::Debug {
     fn energy(&self, _s: &OutputState<'_>) -> Energy {
         Energy::default()
     }
-    /// Mass carried by this element [kg], used for the characteristic mass of the multiplier
+    /// Mass carried by this element \[kg\], used for the characteristic mass of the multiplier
     /// scaling (spec §10: `k_p = p_p = m`). Default: the total mass of [`Element::as_inertia`].
     fn mass(&self) -> f64 {
         self.as_inertia().map_or(0.0, |i| i.total_mass())

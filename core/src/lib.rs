@@ -6,6 +6,7 @@
 
 pub mod assembly;
 pub mod constraint;
+pub mod contact;
 pub mod element;
 pub mod fd;
 pub mod lie;

@@ -8,7 +8,7 @@
 
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 
-/// Below this rotation angle [rad] the series forms `T ≈ I − ½ hat ψ` are used.
+/// Below this rotation angle \[rad\] the series forms `T ≈ I − ½ hat ψ` are used.
 const SMALL_ANGLE: f64 = 1e-6;
 
 /// Skew-symmetric matrix `hat(a)` with `hat(a) b = a × b`.

@@ -125,7 +125,7 @@ pub struct Model {
 }
 
 impl NodeDef {
-    /// A free frame node at `x` [m] with identity rotation, at rest.
+    /// A free frame node at `x` \[m\] with identity rotation, at rest.
     pub fn frame(name: impl Into<String>, x: Vector3<f64>) -> Self {
         Self {
             name: name.into(),
@@ -135,7 +135,7 @@ impl NodeDef {
             motion: None,
         }
     }
-    /// A free point node at `x` [m], at rest.
+    /// A free point node at `x` \[m\], at rest.
     pub fn point(name: impl Into<String>, x: Vector3<f64>) -> Self {
         Self {
             kind: NodeKind::Point,
@@ -147,12 +147,12 @@ impl NodeDef {
         self.initial.r = r;
         self
     }
-    /// Set the initial translational velocity [m/s].
+    /// Set the initial translational velocity \[m/s\].
     pub fn velocity(mut self, v: Vector3<f64>) -> Self {
         self.initial.v = v;
         self
     }
-    /// Set the initial angular velocity [rad/s], given in the **inertial** (spatial) frame.
+    /// Set the initial angular velocity \[rad/s\], given in the **inertial** (spatial) frame.
     /// Call after [`NodeDef::rotation`].
     pub fn angular_velocity(mut self, omega_spatial: Vector3<f64>) -> Self {
         self.initial.omega = self.initial.r.inverse() * omega_spatial;
@@ -370,7 +370,7 @@ impl Model {
         &self.element_names
     }
 
-    /// Characteristic mass [kg] for multiplier scaling (spec §10): the mean mass of the
+    /// Characteristic mass \[kg\] for multiplier scaling (spec §10): the mean mass of the
     /// mass-carrying elements, 1 if there is none.
     pub fn characteristic_mass(&self) -> f64 {
         let masses: Vec<f64> = self

@@ -40,19 +40,19 @@ impl NodeKind {
 
 /// Kinematic state of one node at one instant or Newton iterate.
 ///
-/// Units: `x` [m], `v` [m/s], `omega` [rad/s] (material frame), `vdot` [m/s²],
+/// Units: `x` \[m\], `v` \[m/s\], `omega` \[rad/s\] (material frame), `vdot` \[m/s²\],
 /// `omegadot` [rad/s²]. For point nodes `r` is the identity and the angular parts are zero.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NodeState {
-    /// Position `x` [m] in the inertial frame.
+    /// Position `x` \[m\] in the inertial frame.
     pub x: Vector3<f64>,
     /// Rotation `R` (body → inertial), as a unit quaternion.
     pub r: UnitQuaternion<f64>,
-    /// Translational velocity `ẋ` [m/s].
+    /// Translational velocity `ẋ` \[m/s\].
     pub v: Vector3<f64>,
-    /// Material angular velocity `Ω` [rad/s].
+    /// Material angular velocity `Ω` \[rad/s\].
     pub omega: Vector3<f64>,
-    /// Translational (smooth) acceleration `ẍ` [m/s²].
+    /// Translational (smooth) acceleration `ẍ` \[m/s²\].
     pub vdot: Vector3<f64>,
     /// Material (smooth) angular acceleration `Ω̇` [rad/s²].
     pub omegadot: Vector3<f64>,
@@ -81,7 +81,7 @@ impl NodeState {
         }
     }
 
-    /// Spatial angular velocity `ω = R Ω` [rad/s].
+    /// Spatial angular velocity `ω = R Ω` \[rad/s\].
     #[inline]
     pub fn omega_spatial(&self) -> Vector3<f64> {
         self.r * self.omega
@@ -107,18 +107,18 @@ pub struct NodeDef {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PrescribedMotion {
     /// Uniform motion from the initial state: `x(t) = x₀ + v t`, `R(t) = exp(hat(ω t)) R₀` with
-    /// the translational velocity `v` [m/s] and the **spatial** angular velocity `ω` [rad/s]
+    /// the translational velocity `v` \[m/s\] and the **spatial** angular velocity `ω` \[rad/s\]
     /// constant.
     ConstantVelocity {
-        /// Translational velocity `v` [m/s].
+        /// Translational velocity `v` \[m/s\].
         velocity: Vector3<f64>,
-        /// Spatial angular velocity `ω` [rad/s].
+        /// Spatial angular velocity `ω` \[rad/s\].
         angular_velocity: Vector3<f64>,
     },
 }
 
 impl PrescribedMotion {
-    /// State at time `t` [s] of a node whose state at `t = 0` is `initial`.
+    /// State at time `t` \[s\] of a node whose state at `t = 0` is `initial`.
     pub fn state_at(&self, initial: &NodeState, t: f64) -> NodeState {
         match *self {
             PrescribedMotion::ConstantVelocity {

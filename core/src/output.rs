@@ -72,7 +72,7 @@ pub struct StageStep {
 pub struct StepStats {
     stages: [StageStep; MAX_STAGES],
     n_stages: usize,
-    /// Step size actually used [s] (smaller than the nominal one after step halving).
+    /// Step size actually used \[s\] (smaller than the nominal one after step halving).
     pub h: f64,
 }
 
@@ -107,7 +107,7 @@ impl StepStats {
 pub struct StepRecord<'a> {
     /// Step index (0 = initial state).
     pub step: usize,
-    /// Time [s].
+    /// Time \[s\].
     pub t: f64,
     /// Node states at `t`.
     pub nodes: &'a [NodeState],
@@ -139,7 +139,7 @@ pub trait ResultSink {
 pub struct MemorySink {
     /// The layout given at `begin`.
     pub layout: OutputLayout,
-    /// Times [s].
+    /// Times \[s\].
     pub time: Vec<f64>,
     /// Node states per record.
     pub nodes: Vec<Vec<NodeState>>,

@@ -1,4 +1,4 @@
-//! Element registry: every element type registers itself with [`register_element!`]
+//! Element registry: every element type registers itself with [`register_element!`](crate::register_element)
 //! (built on `inventory`), so a user crate can add element types without touching Saltus.
 //!
 //! The registry maps a type name (model-file tag) to a build function from serde parameters.

@@ -7,8 +7,8 @@
 //! |---|---|---|---|
 //! | `/time` | `[n]` | f64 | s |
 //! | `/step` | `[n]` | u64 | – |
-//! | `/nodes/names` | `[N]` | variable-length UTF-8 | – |
-//! | `/nodes/index` | `[N]` | i64 | – |
+//! | `/nodes/names` | `\[N\]` | variable-length UTF-8 | – |
+//! | `/nodes/index` | `\[N\]` | i64 | – |
 //! | `/nodes/position` | `[n, N, 3]` | f64 | m |
 //! | `/nodes/rotation` | `[n, N, 4]` | f64 (w, x, y, z) | – |
 //! | `/nodes/velocity` | `[n, N, 3]` | f64 | m/s |

@@ -14,7 +14,7 @@ pub enum SolveError {
     NonConvergence {
         /// Step index (1-based; 0 is the initial-acceleration solve).
         step: usize,
-        /// Time at the end of the step [s].
+        /// Time at the end of the step \[s\].
         t: f64,
         /// Subproblem.
         level: Level,
@@ -30,7 +30,7 @@ pub enum SolveError {
     Element {
         /// Step index.
         step: usize,
-        /// Time [s].
+        /// Time \[s\].
         t: f64,
         /// Subproblem.
         level: Level,
@@ -44,7 +44,7 @@ pub enum SolveError {
     NonFinite {
         /// Step index.
         step: usize,
-        /// Time [s].
+        /// Time \[s\].
         t: f64,
         /// Subproblem.
         level: Level,
@@ -56,7 +56,7 @@ pub enum SolveError {
     Linear {
         /// Step index.
         step: usize,
-        /// Time [s].
+        /// Time \[s\].
         t: f64,
         /// Subproblem.
         level: Level,

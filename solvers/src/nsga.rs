@@ -47,19 +47,19 @@ impl Coefficients {
 /// Options of the NSGA integrator. Units SI.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NsgaOptions {
-    /// Step size `h` [s].
+    /// Step size `h` \[s\].
     pub h: f64,
-    /// Final time [s].
+    /// Final time \[s\].
     pub t_end: f64,
     /// Spectral radius at infinity `ρ∞ ∈ [0, 1]` (1: no numerical dissipation).
     pub rho_inf: f64,
     /// Relative Newton tolerance `tol_r` of the test `‖r‖ ≤ tol_r (Σ‖r_k‖ + tol_f)` (spec §10).
     pub tol: f64,
-    /// Reference residual `tol_f` [N] of the same test (floor for states with vanishing forces).
+    /// Reference residual `tol_f` \[N\] of the same test (floor for states with vanishing forces).
     pub tol_f: f64,
     /// Newton iteration cap per subproblem.
     pub max_iterations: usize,
-    /// Gravity [m/s²].
+    /// Gravity \[m/s²\].
     pub gravity: Vector3<f64>,
     /// Retry a failed step as two steps of `h/2` (recursively, up to `max_halvings`).
     pub adaptive: bool,
@@ -69,7 +69,7 @@ pub struct NsgaOptions {
     pub line_search: bool,
     /// Record every N-th step (the last step is always recorded).
     pub output_every: usize,
-    /// Characteristic mass `m` [kg] of the multiplier scaling `k_s = p_s = m/h`,
+    /// Characteristic mass `m` \[kg\] of the multiplier scaling `k_s = p_s = m/h`,
     /// `k_p = p_p = k_v = p_v = m` (spec §10); `None`: the model's mean body mass.
     pub characteristic_mass: Option<f64>,
     /// Threads evaluating elements: 1 sequential, 0 automatic (`RAYON_NUM_THREADS`, else the
@@ -154,7 +154,7 @@ impl NsgaOptions {
 pub struct RunSummary {
     /// Accepted steps (sub-steps of halved steps count individually).
     pub steps: usize,
-    /// Final time reached [s].
+    /// Final time reached \[s\].
     pub t: f64,
     /// Wall-clock time of the run.
     pub wall: Duration,
@@ -351,7 +351,7 @@ impl Nsga {
         Ok(me)
     }
 
-    /// Current time [s].
+    /// Current time \[s\].
     pub fn time(&self) -> f64 {
         self.t
     }

@@ -641,7 +641,7 @@ impl Stage {
         s.numeric_factorizations = self.lu.numeric_count;
     }
 
-    /// Largest rotation [rad] that the last correction applies to a frame node:
+    /// Largest rotation \[rad\] that the last correction applies to a frame node:
     /// `dq_dv · |Δ_rot|`.
     fn max_rotation_correction(&self, state: &State, dq_dv: f64) -> f64 {
         let mut m: f64 = 0.0;
@@ -688,7 +688,7 @@ const STAGNATION: f64 = 1e-13;
 /// large enough to keep redundant constraint sets factorizable in double precision.
 pub const REGULARIZATION: f64 = 1e-10;
 
-/// Largest rotation [rad] a single Newton correction may apply to a node (larger ones are
+/// Largest rotation \[rad\] a single Newton correction may apply to a node (larger ones are
 /// scaled down): well below π, where the exponential map aliases.
 const MAX_ROTATION_STEP: f64 = 0.5;
 

@@ -15,13 +15,13 @@ pub struct StaticOptions {
     pub load_steps: usize,
     /// Relative Newton tolerance (spec §10 test).
     pub tol: f64,
-    /// Reference residual of the same test [N].
+    /// Reference residual of the same test \[N\].
     pub tol_f: f64,
     /// Newton iteration cap per load step.
     pub max_iterations: usize,
-    /// Gravity [m/s²] (scaled by the load factor like every load).
+    /// Gravity \[m/s²\] (scaled by the load factor like every load).
     pub gravity: Vector3<f64>,
-    /// Multiplier scaling `k = p` [kg]; `None`: the model's characteristic mass.
+    /// Multiplier scaling `k = p` \[kg\]; `None`: the model's characteristic mass.
     pub characteristic_mass: Option<f64>,
     /// Backtracking line search on `‖r‖` (off by default: in geometrically nonlinear statics a
     /// good Newton step often increases the residual first — a rotation step stretches the

@@ -21,15 +21,15 @@ use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 use std::f64::consts::PI;
 
-/// Crank length [m].
+/// Crank length \[m\].
 pub const LC: f64 = 0.1;
-/// Rod length [m].
+/// Rod length \[m\].
 pub const LR: f64 = 0.3;
-/// Roller radius [m].
+/// Roller radius \[m\].
 pub const R: f64 = 0.05;
-/// Initial crank speed [rad/s].
+/// Initial crank speed \[rad/s\].
 pub const WC: f64 = 4.0;
-/// Initial roller spin [rad/s].
+/// Initial roller spin \[rad/s\].
 pub const WR: f64 = 8.0;
 /// Roller–plane friction coefficient.
 pub const MU: f64 = 0.1;
@@ -58,12 +58,12 @@ pub enum Rod {
     BeamLimit,
 }
 
-/// Mass of the beam rod, `ρ A l` [kg].
+/// Mass of the beam rod, `ρ A l` \[kg\].
 pub fn beam_rod_mass() -> f64 {
     RHO * AREA * LR
 }
 
-/// Central moment of inertia about z of the beam rod moving rigidly [kg m²]: the consistent
+/// Central moment of inertia about z of the beam rod moving rigidly \[kg m²\]: the consistent
 /// translational mass carries `ρ A l³/12` exactly for a rigid motion, and the lumped nodal
 /// section inertias add `ρ I l` (rotation about the section axis z).
 pub fn beam_rod_inertia_z() -> f64 {
@@ -72,7 +72,7 @@ pub fn beam_rod_inertia_z() -> f64 {
 
 /// The mechanism (nodes: ground, crank, rod (rigid) or rod_a, rod_b, …, roller; elements crank,
 /// rod, roller bodies, joints bearing, crank_pin, wrist_pin, contact ground_contact), with
-/// rolling resistance `rolling` [m] at the roller.
+/// rolling resistance `rolling` \[m\] at the roller.
 pub fn roller_crank_model(rod: Rod, rolling: f64) -> Model {
     let mut model = Model::new();
     let pivot = Vector3::new(0.0, R, 0.0);

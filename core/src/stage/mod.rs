@@ -28,6 +28,9 @@
 //! add their own contribution after the physics terms.
 
 pub(crate) mod constraint;
+mod contact;
+
+pub use contact::contact_level_converged;
 
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
 use crate::node::{NodeKind, NodeState};
@@ -94,6 +97,7 @@ pub fn participates(element: &dyn Element, level: Level) -> bool {
     element.levels().contains(level)
         || element.as_force().is_some()
         || element.as_constraint().is_some()
+        || element.as_contact().is_some_and(|c| c.n_mult(level) > 0)
         || (element.as_inertia().is_some() && level != Level::Static)
 }
 
@@ -199,6 +203,9 @@ fn evaluate(
     }
     if let Some(c) = element.as_constraint() {
         constraint::add_constraint_terms(c, cx, s, out)?;
+    }
+    if let Some(c) = element.as_contact() {
+        contact::add_contact_terms(&c, cx, s, out)?;
     }
     if element.levels().contains(cx.level) {
         element.evaluate(cx, s, out)?;

@@ -307,7 +307,7 @@ impl Beam {
         self.length
     }
 
-    /// Rayleigh coefficients `(α [1/s], β [s])`.
+    /// Rayleigh coefficients `(α [1/s], β \[s\])`.
     pub fn rayleigh(&self) -> (f64, f64) {
         (self.alpha, self.beta)
     }

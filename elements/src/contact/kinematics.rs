@@ -8,7 +8,7 @@
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use saltus_core::lie::{hat, log, tangent_inv};
 
-/// Below this angle [rad] the coefficient functions use their Taylor series.
+/// Below this angle \[rad\] the coefficient functions use their Taylor series.
 const SERIES_ANGLE: f64 = 1e-2;
 
 /// `a(φ) = (φ/2) cot(φ/2)`, `b(φ) = (1 − a)/φ²`, `α = a'(φ)/φ`, `β = b'(φ)/φ`: the scalar
@@ -37,7 +37,7 @@ fn coefficients(phi: f64) -> (f64, f64, f64, f64) {
 /// Spatial incremental rotation of a node over the step and its exact derivatives.
 #[derive(Clone, Copy, Debug)]
 pub struct SpatialIncrement {
-    /// `ψ_s = vect log(R R_nᵀ)` [rad], spatial frame.
+    /// `ψ_s = vect log(R R_nᵀ)` \[rad\], spatial frame.
     pub psi: Vector3<f64>,
     /// `∂ψ_s/∂Θ = T_s⁻¹(ψ_s) R` (material variation of `R`).
     pub grad: Matrix3<f64>,

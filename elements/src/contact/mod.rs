@@ -1,5 +1,9 @@
 //! Frictional unilateral contacts (spec nsga.md §8, contact-elements.md).
 
+pub mod element;
 pub mod kinematics;
-pub mod law;
 pub mod plane;
+
+pub use element::ContactElement;
+/// The contact laws of `saltus-core`, re-exported where the contact elements are.
+pub use saltus_core::contact::law;

@@ -1,8 +1,8 @@
 //! Frictional contact of a rigid sphere (frame node) or a point (point node) with a fixed
 //! plane (contact-elements.md §4; laws nsga.md §8).
 //!
-//! Plane: point `X_P` [m], unit normal `N`, tangents `T₁, T₂` with `T₁ × T₂ = N`. Sphere of
-//! radius `r` [m] centred on node A (position `x`, rotation `R`); a point node is `r = 0`
+//! Plane: point `X_P` \[m\], unit normal `N`, tangents `T₁, T₂` with `T₁ × T₂ = N`. Sphere of
+//! radius `r` \[m\] centred on node A (position `x`, rotation `R`); a point node is `r = 0`
 //! without rotation.
 //!
 //! Position level (unknowns `U`, multipliers `ν_N, ν_T`): `g_N = N·(x − X_P) − r`, incremental
@@ -17,18 +17,15 @@
 //! length `γ_s` (§4.4). A contact that was open at position level (`ξ_N ≤ 0` at convergence)
 //! drives all its velocity multipliers to zero (velocity active set ⊂ position active set).
 
+use super::element::ContactElement;
 use super::kinematics::SpatialIncrement;
-use super::law::{
-    self, Curvature, Layout, Multipliers, RollingRates, Scaling, SlidingGaps, SpinningRate, Status,
-};
-use nalgebra::{Matrix3, Vector2, Vector3};
+use nalgebra::{Vector2, Vector3};
+use saltus_core::contact::law::{Curvature, SlidingGaps};
+use saltus_core::contact::{ContactFrame, ContactJacobian, UnilateralContact};
 use saltus_core::registry::{
     parse_params, require_finite, require_non_negative, require_positive, BuildCx, ElementDef,
 };
-use saltus_core::{
-    BuildError, Element, ElementError, Level, Levels, LocalState, LocalSystem, NodeId, NodeKind,
-    OutputSpec, OutputState, StepCx,
-};
+use saltus_core::{BuildError, Element, NodeId, NodeKind, NodeState};
 use serde::{Deserialize, Serialize};
 
 const SPHERE_PLANE: &str = "sphere_plane_contact";
@@ -38,10 +35,10 @@ const POINT_PLANE: &str = "point_plane_contact";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlaneContactSpec {
-    /// Sphere radius `r` [m] (> 0; `sphere_plane_contact` only).
+    /// Sphere radius `r` \[m\] (> 0; `sphere_plane_contact` only).
     #[serde(default)]
     pub radius: Option<f64>,
-    /// A point of the plane `X_P` [m] (default origin).
+    /// A point of the plane `X_P` \[m\] (default origin).
     #[serde(default)]
     pub point: Option<[f64; 3]>,
     /// Plane normal `N`, pointing to the admissible side (normalized; default +z).
@@ -56,35 +53,28 @@ pub struct PlaneContactSpec {
     /// Tangential restitution `e_T ∈ [−1, 1]` (default 0).
     #[serde(default)]
     pub tangential_restitution: f64,
-    /// Rolling resistance length `ρ` [m] (≥ 0, default 0; sphere only).
+    /// Rolling resistance length `ρ` \[m\] (≥ 0, default 0; sphere only).
     #[serde(default)]
     pub rolling_resistance: f64,
-    /// Spinning resistance length `γ_s` [m] (≥ 0, default 0; sphere only).
+    /// Spinning resistance length `γ_s` \[m\] (≥ 0, default 0; sphere only).
     #[serde(default)]
     pub spinning_resistance: f64,
 }
 
-/// Contact of a sphere (frame node) or a point (point node) with a fixed plane.
+/// Geometry of a sphere (frame node) or a point (point node) against a fixed plane.
 #[derive(Clone, Debug)]
-pub struct PlaneContact {
+pub struct PlaneGeometry {
     node: [NodeId; 1],
-    kind: NodeKind,
+    kind: [NodeKind; 1],
     radius: f64,
     point: Vector3<f64>,
     normal: Vector3<f64>,
     t1: Vector3<f64>,
     t2: Vector3<f64>,
-    mu: f64,
-    e_n: f64,
-    e_t: f64,
-    rho: f64,
-    gamma_s: f64,
-    /// Converged position status: in the position active set 𝒜 (`ξ_N > 0`).
-    closed: bool,
-    /// Converged statuses (sliding at position, sliding / rolling / spinning at velocity level).
-    status: [Status; 4],
 }
 
+/// Contact of a sphere or a point with a fixed plane (the element).
+pub type PlaneContact = ContactElement<PlaneGeometry>;
 /// `sphere_plane_contact` element type (frame node).
 pub type SpherePlaneContact = PlaneContact;
 /// `point_plane_contact` element type (point node).
@@ -101,7 +91,7 @@ fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
 }
 
 impl PlaneContact {
-    /// Sphere of radius `radius` [m] on frame node `node` against the plane through `point`
+    /// Sphere of radius `radius` \[m\] on frame node `node` against the plane through `point`
     /// with normal `normal`; friction and restitution zero until set with the builders.
     pub fn sphere(
         node: NodeId,
@@ -109,7 +99,7 @@ impl PlaneContact {
         point: Vector3<f64>,
         normal: Vector3<f64>,
     ) -> Result<Self, BuildError> {
-        Self::new(
+        Self::plane(
             &format!("<{SPHERE_PLANE}>"),
             node,
             NodeKind::Frame,
@@ -125,7 +115,7 @@ impl PlaneContact {
         point: Vector3<f64>,
         normal: Vector3<f64>,
     ) -> Result<Self, BuildError> {
-        Self::new(
+        Self::plane(
             &format!("<{POINT_PLANE}>"),
             node,
             NodeKind::Point,
@@ -135,7 +125,7 @@ impl PlaneContact {
         )
     }
 
-    fn new(
+    fn plane(
         element: &str,
         node: NodeId,
         kind: NodeKind,
@@ -166,176 +156,40 @@ impl PlaneContact {
         }
         let normal = normal / len;
         let (t1, t2) = tangents(&normal);
-        Ok(Self {
+        Ok(ContactElement::from_geometry(PlaneGeometry {
             node: [node],
-            kind,
+            kind: [kind],
             radius,
             point,
             normal,
             t1,
             t2,
-            mu: 0.0,
-            e_n: 0.0,
-            e_t: 0.0,
-            rho: 0.0,
-            gamma_s: 0.0,
-            closed: false,
-            status: [Status::Gap; 4],
-        })
-    }
-
-    /// Coulomb friction coefficient `μ ≥ 0`.
-    pub fn friction(mut self, mu: f64) -> Self {
-        self.mu = mu;
-        self
-    }
-
-    /// Normal and tangential restitution coefficients `e_N ∈ [0,1]`, `e_T ∈ [−1,1]`.
-    pub fn restitution(mut self, e_n: f64, e_t: f64) -> Self {
-        self.e_n = e_n;
-        self.e_t = e_t;
-        self
-    }
-
-    /// Rolling and spinning resistance lengths `ρ`, `γ_s` [m] (sphere only).
-    pub fn resistance(mut self, rolling: f64, spinning: f64) -> Self {
-        self.rho = rolling;
-        self.gamma_s = spinning;
-        self
-    }
-
-    fn is_sphere(&self) -> bool {
-        self.kind == NodeKind::Frame
-    }
-
-    fn n_node(&self) -> usize {
-        self.kind.ndof()
-    }
-
-    /// Position-level gaps, material gradients and curvatures at the current iterate.
-    fn position_gaps(&self, s: &LocalState<'_>) -> (SlidingGaps, Curvature) {
-        let node = &s.nodes[0];
-        let prev = &s.prev[0];
-        let mut g = SlidingGaps::zeros(self.n_node());
-        let dx = node.x - prev.x;
-        g.g_n = self.normal.dot(&(node.x - self.point)) - self.radius;
-        g.g_t = Vector2::new(-self.t1.dot(&dx), -self.t2.dot(&dx));
-        for i in 0..3 {
-            g.grad_n[i] = self.normal[i];
-            g.grad_t[(0, i)] = -self.t1[i];
-            g.grad_t[(1, i)] = -self.t2[i];
-        }
-        let mut curv = Curvature::zeros();
-        if self.is_sphere() {
-            let inc = SpatialIncrement::new(&node.r, &prev.r);
-            let c = [self.radius * self.t2, -self.radius * self.t1];
-            for (a, ca) in c.iter().enumerate() {
-                g.g_t[a] += ca.dot(&inc.psi);
-                let row = ca.transpose() * inc.grad;
-                for j in 0..3 {
-                    g.grad_t[(a, 3 + j)] = row[j];
-                }
-                let h = inc.curvature(ca);
-                for i in 0..3 {
-                    for j in 0..3 {
-                        curv.h_t[a][(3 + i, 3 + j)] = h[(i, j)];
-                    }
-                }
-            }
-        }
-        (g, curv)
-    }
-
-    /// Velocity-level Newton-law gaps and rolling/spinning rates (configuration frozen).
-    fn velocity_gaps(&self, s: &LocalState<'_>) -> (SlidingGaps, RollingRates, SpinningRate) {
-        let node = &s.nodes[0];
-        let prev = &s.prev[0];
-        let mut g = SlidingGaps::zeros(self.n_node());
-        g.g_n = self.normal.dot(&(node.v + self.e_n * prev.v));
-        g.g_t = Vector2::new(
-            -self.t1.dot(&(node.v + self.e_t * prev.v)),
-            -self.t2.dot(&(node.v + self.e_t * prev.v)),
-        );
-        for i in 0..3 {
-            g.grad_n[i] = self.normal[i];
-            g.grad_t[(0, i)] = -self.t1[i];
-            g.grad_t[(1, i)] = -self.t2[i];
-        }
-        let mut roll = RollingRates {
-            omega_t: Vector2::zeros(),
-            grad_t: law::TangentialGradient::zeros(),
-        };
-        let mut spin = SpinningRate {
-            omega_n: 0.0,
-            grad_n: law::NodeVector::zeros(),
-        };
-        if self.is_sphere() {
-            let r = node.r.to_rotation_matrix().into_inner();
-            let omega = r * node.omega;
-            let omega_n = prev.r * prev.omega;
-            let c = [self.radius * self.t2, -self.radius * self.t1];
-            for (a, ca) in c.iter().enumerate() {
-                g.g_t[a] += ca.dot(&(omega + self.e_t * omega_n));
-                let row = ca.transpose() * r;
-                for j in 0..3 {
-                    g.grad_t[(a, 3 + j)] = row[j];
-                }
-            }
-            roll.omega_t = Vector2::new(self.t1.dot(&omega), self.t2.dot(&omega));
-            spin.omega_n = self.normal.dot(&omega);
-            let (w1, w2, wn) = (
-                self.t1.transpose() * r,
-                self.t2.transpose() * r,
-                self.normal.transpose() * r,
-            );
-            for j in 0..3 {
-                roll.grad_t[(0, 3 + j)] = w1[j];
-                roll.grad_t[(1, 3 + j)] = w2[j];
-                spin.grad_n[3 + j] = wn[j];
-            }
-        }
-        (g, roll, spin)
-    }
-
-    /// Post-multiply the rotational node columns by the rotation tangent `T` (element contract).
-    fn apply_tangent(&self, s: &LocalState<'_>, out: &mut LocalSystem<'_>) {
-        if !self.is_sphere() {
-            return;
-        }
-        let t: Matrix3<f64> = s.rot_tangent[0];
-        let rows = out.hessian.nrows();
-        for i in 0..rows {
-            let row = Vector3::new(
-                out.hessian[(i, 3)],
-                out.hessian[(i, 4)],
-                out.hessian[(i, 5)],
-            );
-            let new = t.transpose() * row;
-            for j in 0..3 {
-                out.hessian[(i, 3 + j)] = new[j];
-            }
-        }
-    }
-
-    /// Scaling of the rolling/spinning couples: `κ_r = κ r`, `π_r = ⅖ π r²` (the inertia of a
-    /// uniform sphere of the characteristic mass), so that `η = κ_r χ − π_r ω` is a couple
-    /// impulse and the penalty matches the sphere's rotational inertia (a penalty far above it
-    /// makes the semi-smooth Newton cycle across the narrow stick interval). Physical couple
-    /// impulse: `κ_r χ`. The converged solution does not depend on the choice (spec §10).
-    fn couple_scaling(&self, sc: Scaling) -> Scaling {
-        Scaling::new(sc.k * self.radius, 0.4 * sc.p * self.radius * self.radius)
-    }
-
-    fn velocity_multipliers(&self) -> usize {
-        if self.is_sphere() {
-            6
-        } else {
-            3
-        }
+        }))
     }
 }
 
-impl Element for PlaneContact {
+impl PlaneGeometry {
+    fn is_sphere(&self) -> bool {
+        self.kind[0] == NodeKind::Frame
+    }
+
+    /// Sphere radius `r` \[m\] (0 for a point).
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// Unit plane normal `N`.
+    pub fn normal(&self) -> Vector3<f64> {
+        self.normal
+    }
+
+    /// `c₁ = r T₂`, `c₂ = −r T₁`: the tangential gaps' coefficients of the spatial rotation.
+    fn c(&self) -> [Vector3<f64>; 2] {
+        [self.radius * self.t2, -self.radius * self.t1]
+    }
+}
+
+impl UnilateralContact for PlaneGeometry {
     fn type_name(&self) -> &'static str {
         if self.is_sphere() {
             SPHERE_PLANE
@@ -346,175 +200,94 @@ impl Element for PlaneContact {
     fn nodes(&self) -> &[NodeId] {
         &self.node
     }
-    fn levels(&self) -> Levels {
-        Levels::CONTACT
+    fn node_kinds(&self) -> &[NodeKind] {
+        &self.kind
     }
-    fn node_kinds(&self) -> Vec<Option<NodeKind>> {
-        vec![Some(self.kind)]
+    fn couple_radius(&self) -> Option<f64> {
+        self.is_sphere().then_some(self.radius)
     }
-    fn n_mult(&self, level: Level) -> usize {
-        match level {
-            Level::Position => 3,
-            Level::Velocity => self.velocity_multipliers(),
-            Level::Smooth | Level::Static | Level::Custom => 0,
+
+    /// `g_N = N·(x − X_P) − r`; contact points `x − r N` (sphere) and its projection on the
+    /// plane.
+    fn frame(&self, nodes: &[NodeState]) -> ContactFrame {
+        let x = nodes[0].x;
+        let gap = self.normal.dot(&(x - self.point)) - self.radius;
+        let point_a = x - self.radius * self.normal;
+        ContactFrame {
+            gap,
+            normal: self.normal,
+            t1: self.t1,
+            t2: self.t2,
+            point_a,
+            point_b: point_a - gap * self.normal,
         }
     }
 
-    fn position(
+    /// `g_N = N·(x − X_P) − r`, `g_Tα = c_α·ψ_s − T_α·(x − x_n)` with
+    /// `∂ψ_s/∂Θ = T_s⁻¹(ψ_s) R` and the curvature of `c_α·ψ_s` (`H_N = 0`).
+    fn position_gaps(
         &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let sc = Scaling::from_cx(cx);
-        let m = Multipliers::from_slice(s.mult);
-        let (gaps, curv) = self.position_gaps(s);
-        let layout = Layout::contiguous(self.n_node());
-        law::sliding(sc, self.mu, &gaps, Some(&curv), &m, &layout, out);
-        self.apply_tangent(s, out);
-        Ok(())
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let sc = Scaling::from_cx(cx);
-        let m = Multipliers::from_slice(s.mult);
-        let layout = Layout::contiguous(self.n_node());
-        if !self.closed {
-            law::sliding_forced_gap(sc, &m, &layout, out);
-            if self.is_sphere() {
-                let sr = self.couple_scaling(sc);
-                law::rolling_forced_gap(sr, &m, &layout, out);
-                law::spinning_forced_gap(sr, &m, &layout, out);
-            }
-            return Ok(());
+        nodes: &[NodeState],
+        prev: &[NodeState],
+        curvatures: bool,
+        g: &mut SlidingGaps,
+        curv: &mut Curvature,
+    ) {
+        let (node, prev) = (&nodes[0], &prev[0]);
+        let dx = node.x - prev.x;
+        g.g_n = self.normal.dot(&(node.x - self.point)) - self.radius;
+        g.g_t = Vector2::new(-self.t1.dot(&dx), -self.t2.dot(&dx));
+        for i in 0..3 {
+            g.grad_n[i] = self.normal[i];
+            g.grad_t[(0, i)] = -self.t1[i];
+            g.grad_t[(1, i)] = -self.t2[i];
         }
-        let (gaps, roll, spin) = self.velocity_gaps(s);
-        law::sliding(sc, self.mu, &gaps, None, &m, &layout, out);
         if self.is_sphere() {
-            let sr = self.couple_scaling(sc);
-            law::rolling(sr, sc, self.rho, &gaps, &roll, &m, &layout, out);
-            law::spinning(sr, sc, self.gamma_s, &gaps, &spin, &m, &layout, out);
-        }
-        Ok(())
-    }
-
-    fn level_converged(&mut self, cx: &StepCx, s: &LocalState<'_>) {
-        let sc = Scaling::from_cx(cx);
-        let m = Multipliers::from_slice(s.mult);
-        match cx.level {
-            Level::Position => {
-                let (gaps, _) = self.position_gaps(s);
-                let xi_n = gaps.zeta_n(sc, m.lambda_n);
-                self.closed = xi_n > 0.0;
-                self.status = [Status::Gap; 4];
-                if self.closed {
-                    let xi_t = gaps.zeta_t(sc, m.lambda_t);
-                    self.status[0] = if self.mu > 0.0 && xi_t.norm() <= self.mu * xi_n {
-                        Status::Stick
-                    } else {
-                        Status::Slip
-                    };
+            let inc = SpatialIncrement::new(&node.r, &prev.r);
+            for (a, ca) in self.c().iter().enumerate() {
+                g.g_t[a] += ca.dot(&inc.psi);
+                let row = ca.transpose() * inc.grad;
+                for j in 0..3 {
+                    g.grad_t[(a, 3 + j)] = row[j];
                 }
-            }
-            Level::Velocity if self.closed => {
-                let (gaps, roll, spin) = self.velocity_gaps(s);
-                let sigma_n = gaps.zeta_n(sc, m.lambda_n);
-                if sigma_n > 0.0 {
-                    let st = |radius: f64, eta: f64| {
-                        if radius > 0.0 && eta < radius * sigma_n {
-                            Status::Stick
-                        } else {
-                            Status::Slip
+                if curvatures {
+                    let h = inc.curvature(ca);
+                    for i in 0..3 {
+                        for j in 0..3 {
+                            curv.h_t[a][(3 + i, 3 + j)] = h[(i, j)];
                         }
-                    };
-                    let sigma_t = gaps.zeta_t(sc, m.lambda_t);
-                    self.status[1] = if self.mu > 0.0 && sigma_t.norm() <= self.mu * sigma_n {
-                        Status::Stick
-                    } else {
-                        Status::Slip
-                    };
-                    if self.is_sphere() {
-                        let sr = self.couple_scaling(sc);
-                        let eta_t = sr.k * m.chi_t - sr.p * roll.omega_t;
-                        let eta_n = sr.k * m.chi_n - sr.p * spin.omega_n;
-                        self.status[2] = st(self.rho, eta_t.norm());
-                        self.status[3] = st(self.gamma_s, eta_n.abs());
                     }
                 }
             }
-            _ => {}
         }
     }
 
-    fn outputs(&self) -> Vec<OutputSpec> {
-        let mut v = vec![
-            OutputSpec { name: "gap", len: 1, unit: "m", description: "normal gap g_N = N·(x − X_P) − r" },
-            OutputSpec {
-                name: "position_multiplier",
-                len: 3,
-                unit: "kg*m",
-                description: "position-level multipliers k_p [ν_N, ν_T1, ν_T2]",
-            },
-            OutputSpec {
-                name: "impulse",
-                len: 3,
-                unit: "N*s",
-                description: "contact impulse of the step k_v [Λ_N, Λ_T1, Λ_T2] (normal, tangential along T1, T2)",
-            },
-            OutputSpec {
-                name: "status",
-                len: 4,
-                unit: "1",
-                description: "0 open, 1 stick, 2 slip: position sliding, velocity sliding, rolling, spinning",
-            },
-            OutputSpec {
-                name: "slip_velocity",
-                len: 2,
-                unit: "m/s",
-                description: "tangential velocity of the contact point (components along T1, T2)",
-            },
-        ];
+    /// `G_N = [Nᵀ, 0]`, `G_Tα = [−T_αᵀ, c_αᵀ R]`, `W_Tα = [0, T_αᵀ R]`, `W_N = [0, Nᵀ R]`
+    /// (`ω = R Ω`).
+    fn jacobian(&self, nodes: &[NodeState], out: &mut ContactJacobian) {
+        for i in 0..3 {
+            out.normal[i] = self.normal[i];
+            out.tangential[(0, i)] = -self.t1[i];
+            out.tangential[(1, i)] = -self.t2[i];
+        }
         if self.is_sphere() {
-            v.push(OutputSpec {
-                name: "rolling_couple",
-                len: 2,
-                unit: "N*m*s",
-                description: "rolling-resistance couple impulse κ_r χ_T = k_v r χ_T (along T1, T2)",
-            });
-            v.push(OutputSpec {
-                name: "spinning_couple",
-                len: 1,
-                unit: "N*m*s",
-                description: "spinning-resistance couple impulse κ_r χ_N = k_v r χ_N (about N)",
-            });
-        }
-        v
-    }
-
-    fn write_outputs(&self, s: &OutputState<'_>, out: &mut [f64]) {
-        let node = &s.nodes[0];
-        out[0] = self.normal.dot(&(node.x - self.point)) - self.radius;
-        for k in 0..3 {
-            out[1 + k] = s.k[1] * s.mult_position[k];
-            out[4 + k] = s.k[2] * s.mult_velocity[k];
-        }
-        for (k, st) in self.status.iter().enumerate() {
-            out[7 + k] = st.code();
-        }
-        let omega = node.omega_spatial();
-        let vp = node.v - self.radius * omega.cross(&self.normal);
-        out[11] = self.t1.dot(&vp);
-        out[12] = self.t2.dot(&vp);
-        if self.is_sphere() {
-            let kr = s.k[2] * self.radius;
-            out[13] = kr * s.mult_velocity[4];
-            out[14] = kr * s.mult_velocity[5];
-            out[15] = kr * s.mult_velocity[3];
+            let r = nodes[0].r.to_rotation_matrix().into_inner();
+            for (a, ca) in self.c().iter().enumerate() {
+                let row = ca.transpose() * r;
+                for j in 0..3 {
+                    out.tangential[(a, 3 + j)] = row[j];
+                }
+            }
+            let (w1, w2, wn) = (
+                self.t1.transpose() * r,
+                self.t2.transpose() * r,
+                self.normal.transpose() * r,
+            );
+            for j in 0..3 {
+                out.rolling[(0, 3 + j)] = w1[j];
+                out.rolling[(1, 3 + j)] = w2[j];
+                out.spinning[3 + j] = wn[j];
+            }
         }
     }
 }
@@ -577,7 +350,7 @@ fn build(
             message: "rolling/spinning resistance needs a sphere (sphere_plane_contact)".into(),
         });
     }
-    let c = PlaneContact::new(
+    let c = PlaneContact::plane(
         &def.name,
         ids[0],
         kind,
@@ -632,7 +405,13 @@ saltus_core::register_element! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use saltus_core::fd::{check_hessian, test_cx, LocalFixture, Rng};
+    use nalgebra::Matrix3;
+    use saltus_core::constraint::Layout;
+    use saltus_core::contact::law::{Multipliers, Scaling, Status};
+    use saltus_core::contact::{velocity_gaps, UnilateralContact};
+    use saltus_core::fd::{check_hessian, stage_contexts, test_cx, LocalFixture, Rng};
+    use saltus_core::stage::participates;
+    use saltus_core::{Level, LocalState, StepCx};
 
     fn sphere() -> PlaneContact {
         PlaneContact::sphere(
@@ -660,14 +439,14 @@ mod tests {
     }
 
     fn check(e: &PlaneContact, level: Level, status: Status) -> f64 {
-        let kinds = [e.kind];
+        let kinds = [e.geometry().node_kinds()[0]];
         let mut worst: f64 = 0.0;
         for seed in 0..4 {
             let mut fx =
                 LocalFixture::random(&kinds, e.n_mult(level), 0, 0.2, &mut Rng::new(100 + seed));
             fx.mult = mults(status, e.n_mult(level));
             let cx = test_cx(level);
-            if level == Level::Position || e.closed {
+            if level == Level::Position || e.history().closed {
                 assert_eq!(sliding_status(e, &cx, &fx), status, "seed {seed}");
             }
             let rep = check_hessian(e, &cx, &fx, 1e-6).unwrap();
@@ -691,19 +470,46 @@ mod tests {
             mult_smooth: &[],
         };
         let gaps = if cx.level == Level::Position {
-            e.position_gaps(&s).0
+            position_gaps(e, &s)
         } else {
-            e.velocity_gaps(&s).0
+            let layout = Layout::new(&fx.kinds);
+            velocity_gaps(&e.as_contact().unwrap(), &nodes, &fx.prev, &layout).0
         };
         let sc = Scaling::from_cx(cx);
         let m = Multipliers::from_slice(&fx.mult);
         let (zn, zt) = (gaps.zeta_n(sc, m.lambda_n), gaps.zeta_t(sc, m.lambda_t));
         if zn <= 0.0 {
             Status::Gap
-        } else if zt.norm() <= e.mu * zn {
+        } else if zt.norm() <= e.law().friction * zn {
             Status::Stick
         } else {
             Status::Slip
+        }
+    }
+
+    fn position_gaps(e: &PlaneContact, s: &LocalState<'_>) -> SlidingGaps {
+        let mut g = SlidingGaps::zeros(s.kinds[0].ndof());
+        let mut curv = Curvature::zeros();
+        e.geometry()
+            .position_gaps(s.nodes, s.prev, true, &mut g, &mut curv);
+        g
+    }
+
+    /// A contact joins exactly the position and velocity stages (3 and 3 or 6 multipliers).
+    #[test]
+    fn contact_stages_and_multipliers() {
+        let point = PlaneContact::point(NodeId(0), Vector3::zeros(), Vector3::z()).unwrap();
+        for (e, nv) in [(sphere(), 6), (point, 3)] {
+            assert!(e.as_contact().is_some());
+            for (stage, cx) in stage_contexts() {
+                let m = match cx.level {
+                    Level::Position => 3,
+                    Level::Velocity => nv,
+                    _ => 0,
+                };
+                assert_eq!(e.n_mult(cx.level), m, "{stage}");
+                assert_eq!(participates(&e, cx.level), m > 0, "{stage}");
+            }
         }
     }
 
@@ -717,7 +523,7 @@ mod tests {
             for status in [Status::Gap, Status::Stick, Status::Slip] {
                 let p = check(&base, Level::Position, status);
                 let mut closed = base.clone();
-                closed.closed = true;
+                closed.history_mut().closed = true;
                 let v = check(&closed, Level::Velocity, status);
                 let open = check(&base, Level::Velocity, status);
                 eprintln!(
@@ -759,7 +565,7 @@ mod tests {
                 mult: &[0.0; 3],
                 mult_smooth: &[],
             };
-            let (g, _) = e.position_gaps(&s);
+            let g = position_gaps(&e, &s);
             worst = worst.max(g.g_t.norm()).max(g.g_n.abs());
             x_n = x;
             r_n = rot;

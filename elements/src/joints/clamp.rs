@@ -17,7 +17,7 @@ const KINDS: [NodeKind; 1] = [NodeKind::Frame];
 /// (6 constraints):
 ///
 /// ```text
-/// g = [ x − x₀                  (3, [m])
+/// g = [ x − x₀                  (3, \[m\])
 ///       (R₀ e₂) · (R e₃)        (1, [-])
 ///       (R₀ e₃) · (R e₁)        (1, [-])
 ///       (R₀ e₁) · (R e₂) ]      (1, [-])
@@ -25,7 +25,7 @@ const KINDS: [NodeKind; 1] = [NodeKind::Frame];
 ///
 /// Near `R = R₀` the three orientation rows are, to first order, minus the spatial rotation
 /// components along `R₀ e₁`, `R₀ e₂`, `R₀ e₃`. The first three multipliers are the support
-/// force \[N\] on the node; the last three are moments [N m] (near `R₀`, minus the support
+/// force \[N\] on the node; the last three are moments \[N m\] (near `R₀`, minus the support
 /// moment components along `R₀ e_k`); the outputs `force` and `moment` give the exact support
 /// reaction on the node. Unlike a fixed node (whose unknowns are eliminated) the clamp keeps
 /// the node's unknowns and reports the support

@@ -15,7 +15,7 @@ use saltus_core::node::{NodeId, NodeKind, NodeState};
 pub struct BilateralJoint<C> {
     constraint: C,
     layout: Layout,
-    /// Time of the last converged level (for rheonomic outputs) [s].
+    /// Time of the last converged level (for rheonomic outputs) \[s\].
     t_out: f64,
 }
 

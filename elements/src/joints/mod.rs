@@ -2,7 +2,7 @@
 //!
 //! Every joint is a [`constraint::BilateralConstraint`] — its kinematics `g(q, t)`, `g_q`,
 //! `g_t` and second derivatives — wrapped into an element by the generic
-//! [`constraint::BilateralJoint`]; the stage assembly of `saltus-core` forms its rows at every
+//! [`BilateralJoint`]; the stage assembly of `saltus-core` forms its rows at every
 //! stage (smooth, position, velocity, static, and any other scheme's) with exact Hessians. New joints only supply kinematics; see the
 //! [`constraint`] module for the contract and a worked example.
 //!

@@ -33,7 +33,7 @@ fn wrap(x: f64) -> f64 {
 /// initially (set `θ₀ = 0` for a consistent start). `wrap` maps to `[−π, π]`: the constraint is
 /// smooth wherever `|φ − θ| mod 2π < π`, in particular at the solution, for any number of turns.
 /// Only the angle is imposed: use it together with a revolute joint on the same pair of nodes.
-/// The multiplier `k_s λ̃` is the driving torque [N m] applied to node 2 about the axis. At
+/// The multiplier `k_s λ̃` is the driving torque \[N m\] applied to node 2 about the axis. At
 /// the static level the angle is `θ(0) = θ₀`. Spec: nsga.md §4 (rheonomic `g_t`), §§5–6, §11.2.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrescribedRotationConstraint {
@@ -60,7 +60,7 @@ pub struct PrescribedRotationSpec {
     /// Angle `θ₀` at `t = 0` \[rad\] (default 0, consistent with the initial configuration).
     #[serde(default)]
     pub angle0: f64,
-    /// Angular velocity `ω` [rad/s] (default 0).
+    /// Angular velocity `ω` \[rad/s\] (default 0).
     #[serde(default)]
     pub angular_velocity: f64,
     /// Angular acceleration `α` [rad/s²] (default 0).
@@ -114,7 +114,7 @@ impl PrescribedRotationConstraint {
         self.angle0 + self.angular_velocity * t + 0.5 * self.angular_acceleration * t * t
     }
 
-    /// Prescribed angular velocity `θ̇(t)` [rad/s].
+    /// Prescribed angular velocity `θ̇(t)` \[rad/s\].
     pub fn theta_dot(&self, t: f64) -> f64 {
         self.angular_velocity + self.angular_acceleration * t
     }

@@ -21,8 +21,8 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 ///
 /// ```text
 /// Δ = x₂ + R₂ d₂ − x₁ − R₁ d₁
-/// g = [ (R₁ b₁) · Δ            (1, [m])
-///       (R₁ c₁) · Δ            (1, [m])
+/// g = [ (R₁ b₁) · Δ            (1, \[m\])
+///       (R₁ c₁) · Δ            (1, \[m\])
 ///       (R₁ b₁) · (R₂ a₂)      (1, [-])
 ///       (R₁ c₁) · (R₂ a₂)      (1, [-])
 ///       (R₁ c₁) · (R₂ b₂) ]    (1, [-])
@@ -31,7 +31,7 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 /// `a`, `b`, `c = a × b` is an orthonormal triad built on the axis in the inertial frame at the
 /// initial configuration, stored in body 1 (`b₁`, `c₁`) and body 2 (`a₂`, `b₂`); `d₁`, `d₂` are
 /// the anchor offsets. The first two multipliers are the transverse reaction forces \[N\], the
-/// last three the locking moments [N m]. The slide `s = (R₁ a₁) · Δ` \[m\] is reported as output
+/// last three the locking moments \[N m\]. The slide `s = (R₁ a₁) · Δ` \[m\] is reported as output
 /// `displacement`. Scleronomic. Spec: nsga.md §§4–6, §11.2.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrismaticConstraint {

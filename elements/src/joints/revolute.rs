@@ -20,7 +20,7 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 /// the axis (5 constraints):
 ///
 /// ```text
-/// g = [ x₁ + R₁ d₁ − x₂ − R₂ d₂      (3, [m])
+/// g = [ x₁ + R₁ d₁ − x₂ − R₂ d₂      (3, \[m\])
 ///       (R₁ b₁) · (R₂ a₂)           (1, [-])
 ///       (R₁ c₁) · (R₂ a₂) ]         (1, [-])
 /// ```
@@ -29,7 +29,7 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 /// `c₁ = a₁ × b₁` two unit directions of body 1 perpendicular to its axis `a₁`, all computed
 /// from the anchor and axis given in the inertial frame at the initial configuration. The
 /// multipliers are the reaction force \[N\] on node 1 (rows 1–3) and the two bending moments
-/// [N m] that keep the axes aligned. Scleronomic (`g_t = 0`). Spec: contact-elements.md §2.3,
+/// \[N m\] that keep the axes aligned. Scleronomic (`g_t = 0`). Spec: contact-elements.md §2.3,
 /// all levels per nsga.md §§4–6.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RevoluteConstraint {

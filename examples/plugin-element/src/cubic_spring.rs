@@ -17,14 +17,14 @@ pub struct CubicSpringSpec {
     pub stiffness: f64,
     /// Cubic stiffness `k₃` [N/m³] (≥ 0: hardening).
     pub cubic_stiffness: f64,
-    /// Rest length `ℓ₀` [m] (default: the initial distance of the nodes).
+    /// Rest length `ℓ₀` \[m\] (default: the initial distance of the nodes).
     #[serde(default)]
     pub rest_length: Option<f64>,
 }
 
 /// Cubic hardening spring between the positions of two nodes: with `d = x₂ − x₁`, `ℓ = |d|`,
-/// `n = d/ℓ` and the elongation `e = ℓ − ℓ₀` [m], the tension is `N = k e + k₃ e³` [N]; node 1
-/// receives `+N n`, node 2 `−N n`. Potential energy `½ k e² + ¼ k₃ e⁴` [J].
+/// `n = d/ℓ` and the elongation `e = ℓ − ℓ₀` \[m\], the tension is `N = k e + k₃ e³` \[N\]; node 1
+/// receives `+N n`, node 2 `−N n`. Potential energy `½ k e² + ¼ k₃ e⁴` \[J\].
 #[derive(Debug)]
 pub struct CubicSpring {
     nodes: [NodeId; 2],
@@ -34,7 +34,7 @@ pub struct CubicSpring {
 }
 
 impl CubicSpring {
-    /// Spring between `nodes` with `k` [N/m], `k₃` [N/m³] and rest length `ℓ₀` [m].
+    /// Spring between `nodes` with `k` [N/m], `k₃` [N/m³] and rest length `ℓ₀` \[m\].
     pub fn new(nodes: [NodeId; 2], k: f64, k3: f64, rest_length: f64) -> Self {
         Self {
             nodes,
@@ -44,7 +44,7 @@ impl CubicSpring {
         }
     }
 
-    /// Elongation `e` [m] and unit direction `n` for the node positions of `nodes`.
+    /// Elongation `e` \[m\] and unit direction `n` for the node positions of `nodes`.
     fn geometry(
         &self,
         x1: &nalgebra::Vector3<f64>,

@@ -17,7 +17,7 @@ pub struct ViscousDragSpec {
     pub coefficient: f64,
 }
 
-/// Viscous drag on the translation of one node: `f = −c ẋ` [N], damping `C = −∂f/∂ẋ = c I`.
+/// Viscous drag on the translation of one node: `f = −c ẋ` \[N\], damping `C = −∂f/∂ẋ = c I`.
 #[derive(Debug)]
 pub struct ViscousDrag {
     node: [NodeId; 1],

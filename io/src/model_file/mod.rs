@@ -122,7 +122,7 @@ pub struct SimulationSettings {
     pub rho_inf: f64,
     /// Relative Newton tolerance `tol_r` [-] of every subproblem. Default 1e-8. Must be > 0.
     pub tol: f64,
-    /// Gravity acceleration [m/s²] in the inertial frame. Default `[0, 0, -9.81]`.
+    /// Gravity acceleration \[m/s²\] in the inertial frame. Default `[0, 0, -9.81]`.
     pub gravity: [f64; 3],
     /// Default HDF5 output path, as written in the file (relative paths are interpreted by the
     /// caller). Default none.
@@ -217,7 +217,7 @@ impl SimulationSettings {
         Ok(())
     }
 
-    /// Gravity as a vector [m/s²].
+    /// Gravity as a vector \[m/s²\].
     pub fn gravity_vector(&self) -> Vector3<f64> {
         Vector3::from(self.gravity)
     }

@@ -11,8 +11,8 @@
 //! status is asserted at every perturbed point.
 
 use super::*;
+use crate::fd::Rng;
 use nalgebra::{DMatrix, DVector};
-use saltus_core::fd::Rng;
 
 const SC: Scaling = Scaling::new(1.7, 2.3);
 /// Couple scaling for rolling/spinning, distinct from the normal's to exercise the coupling.
@@ -917,6 +917,6 @@ fn multipliers_and_status_helpers() {
         [0.0, 1.0, 2.0]
     );
     assert!(!Status::Gap.is_closed() && Status::Stick.is_closed() && Status::Slip.is_closed());
-    let cx = saltus_core::fd::test_cx(saltus_core::Level::Velocity);
+    let cx = crate::fd::test_cx(crate::Level::Velocity);
     assert_eq!(Scaling::from_cx(&cx), Scaling::new(cx.k, cx.p));
 }

@@ -75,8 +75,8 @@ mod spinning;
 #[cfg(test)]
 mod tests;
 
+use crate::element::{LocalSystem, StepCx};
 pub use rolling::{rolling, rolling_forced_gap};
-use saltus_core::element::{LocalSystem, StepCx};
 pub use sliding::{sliding, sliding_forced_gap};
 pub use spinning::{spinning, spinning_forced_gap};
 

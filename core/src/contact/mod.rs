@@ -1,0 +1,194 @@
+//! Unilateral frictional contacts: the contact interface and the frictional contact laws
+//! (spec `nsga.md` §§5–8, `contact-elements.md`, `time-stepping-baselines.md` (e)).
+//!
+//! A contact states its **geometry only** ([`UnilateralContact`]): at a configuration `q` it
+//! reports the one contact-kinematics record every scheme builds on — the signed normal gap
+//! `g_N` (positive when separated), the contact frame `(n̂, t̂₁, t̂₂)` with `n̂` pointing from body
+//! b to body a, the contact points on both bodies ([`ContactFrame`]) and the velocity-space rows
+//! `G_N` (1×n), `G_T` (2×n) and, for rolling and spinning resistance, `W_T` (2×n), `W_N` (1×n)
+//! ([`ContactJacobian`]) — and, for position-level friction, the incremental tangential gap
+//! `g_T(q; q_n)` over the step with its gradient and the curvatures `H_N`, `H_Tα`
+//! ([`law::SlidingGaps`], [`law::Curvature`]). Rows act on the local velocity `v = [ẋ; Ω]` per
+//! node (`Ω` material) and gradients on material variations `δR = R hat(δΘ)`, as for every
+//! physics interface ([`crate::physics`]).
+//!
+//! The friction, restitution and resistance data ([`ContactLaw`]) and the per-contact history
+//! ([`ContactHistory`]: position active set, statuses) travel with it in a [`ContactRef`]
+//! ([`crate::Element::as_contact`]). The stage assembly turns them into the NSGA position and
+//! velocity rows (Alart–Curnier laws of [`law`], Newton impact law
+//! `ĝ̇ = G(q_{n+1}) v_{n+1} + e G(q_n) v_n`, §6) in one place, `crate::stage`; other schemes use
+//! the same record (their activation predicates belong to the scheme, not to the contact).
+
+pub mod law;
+
+use crate::constraint::{Layout, LocalVector};
+use crate::node::{NodeId, NodeKind, NodeState};
+use law::{Curvature, NodeVector, SlidingGaps, Status, TangentialGradient};
+use nalgebra::Vector3;
+use std::fmt;
+
+/// Friction, restitution and resistance data of one contact (`nsga.md` §1, §8).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactLaw {
+    /// Coulomb friction coefficient `μ ≥ 0`.
+    pub friction: f64,
+    /// Normal restitution `e_N ∈ [0, 1]` (Newton impact law).
+    pub restitution: f64,
+    /// Tangential restitution `e_T ∈ [−1, 1]`.
+    pub tangential_restitution: f64,
+    /// Rolling resistance length `ρ ≥ 0` \[m\] (contacts with couples only).
+    pub rolling_resistance: f64,
+    /// Spinning resistance length `γ_s ≥ 0` \[m\] (contacts with couples only).
+    pub spinning_resistance: f64,
+}
+
+/// The contact frame at one configuration (post-processing, the HDF5 contact table, schemes
+/// that need the frame).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactFrame {
+    /// Signed normal gap `g_N` \[m\], positive when separated.
+    pub gap: f64,
+    /// Unit normal `n̂`, from body b to body a.
+    pub normal: Vector3<f64>,
+    /// First unit tangent `t̂₁`.
+    pub t1: Vector3<f64>,
+    /// Second unit tangent `t̂₂ = n̂ × t̂₁`.
+    pub t2: Vector3<f64>,
+    /// Contact point on body a \[m\] (inertial frame).
+    pub point_a: Vector3<f64>,
+    /// Contact point on body b \[m\] (inertial frame); `point_a − point_b = g_N n̂`.
+    pub point_b: Vector3<f64>,
+}
+
+/// Velocity-space rows of one contact at a configuration `q`: the relative velocities of the
+/// contact are `ġ_N = G_N v`, `ġ_T = G_T v` \[m/s\], and with couples the rolling and spinning
+/// rates `ω_T = W_T v`, `ω_N = W_N v` \[rad/s\] (`v` the local velocity `[ẋ; Ω]` per node).
+/// Entries beyond the `n` node unknowns are zero.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactJacobian {
+    /// `G_N^T` (first `n` entries).
+    pub normal: NodeVector,
+    /// `G_T` (rows `T1`, `T2`).
+    pub tangential: TangentialGradient,
+    /// `W_T` (rolling; zero without couples).
+    pub rolling: TangentialGradient,
+    /// `W_N^T` (spinning; zero without couples).
+    pub spinning: NodeVector,
+}
+
+impl ContactJacobian {
+    /// All rows zero.
+    pub fn zeros() -> Self {
+        Self {
+            normal: NodeVector::zeros(),
+            tangential: TangentialGradient::zeros(),
+            rolling: TangentialGradient::zeros(),
+            spinning: NodeVector::zeros(),
+        }
+    }
+}
+
+/// Geometry of a unilateral contact between the bodies carried by its nodes (module docs).
+///
+/// Size limits: at most two frame nodes (12 node unknowns). Called inside the Newton loop:
+/// implementations must not allocate.
+pub trait UnilateralContact: Send + Sync + fmt::Debug {
+    /// Registered type name, e.g. `"sphere_plane_contact"`.
+    fn type_name(&self) -> &'static str;
+    /// The contact's nodes in local order (body a first).
+    fn nodes(&self) -> &[NodeId];
+    /// The kinds of the contact's nodes (fixes the local unknown layout).
+    fn node_kinds(&self) -> &[NodeKind];
+    /// Radius `r` \[m\] of the rolling/spinning couples, if the contact has them: the velocity
+    /// stage then has 6 multipliers `[Λ_N, Λ_T, χ_N, χ_T]` instead of 3, and the couples are
+    /// scaled by `κ_r = κ r`, `π_r = ⅖ π r²` (the rotational inertia of a uniform sphere of the
+    /// characteristic mass). Default: none.
+    fn couple_radius(&self) -> Option<f64> {
+        None
+    }
+    /// The contact frame at the node states `nodes` (local order).
+    fn frame(&self, nodes: &[NodeState]) -> ContactFrame;
+    /// Position-level gaps at `nodes` with the step start `prev`: `g_N`, the incremental
+    /// tangential gap `g_T(q; q_n)`, their gradients (material variations) into `gaps` (zeroed,
+    /// `gaps.n` set), and, when `curvatures`, `H_N`, `H_Tα` into `curv` (zeroed).
+    fn position_gaps(
+        &self,
+        nodes: &[NodeState],
+        prev: &[NodeState],
+        curvatures: bool,
+        gaps: &mut SlidingGaps,
+        curv: &mut Curvature,
+    );
+    /// Velocity-space rows at the configuration of `nodes` into `out` (zeroed).
+    fn jacobian(&self, nodes: &[NodeState], out: &mut ContactJacobian);
+}
+
+/// Per-contact history between stages and steps (`nsga.md` §6, §8.6, §11.3): it survives
+/// topology changes with its element.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactHistory {
+    /// Converged position status: in the position active set `𝒜` (`ξ_N > 0`). An open contact
+    /// drives all its velocity multipliers to zero (velocity active set ⊂ position active set).
+    pub closed: bool,
+    /// Converged statuses: position sliding, velocity sliding, rolling, spinning.
+    pub status: [Status; 4],
+}
+
+/// A contact as the stage assembly sees it: geometry, law data and history.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactRef<'a> {
+    /// The geometry.
+    pub geometry: &'a dyn UnilateralContact,
+    /// Friction, restitution, resistance.
+    pub law: &'a ContactLaw,
+    /// Converged history.
+    pub history: &'a ContactHistory,
+}
+
+impl ContactRef<'_> {
+    /// Multipliers at the position stage (`ν_N, ν_T`) and velocity stage (`Λ_N, Λ_T` and, with
+    /// couples, `χ_N, χ_T`).
+    pub fn n_mult(&self, level: crate::Level) -> usize {
+        match level {
+            crate::Level::Position => 3,
+            crate::Level::Velocity if self.geometry.couple_radius().is_some() => 6,
+            crate::Level::Velocity => 3,
+            _ => 0,
+        }
+    }
+}
+
+/// Velocity-level quantities of a contact at `nodes` with the step start `prev` (Newton impact
+/// law, `nsga.md` §6): `ĝ̇ = G(q) v + e G(q_n) v_n` (sliding), `ω_T = W_T v`, `ω_N = W_N v`.
+pub fn velocity_gaps(
+    c: &ContactRef<'_>,
+    nodes: &[NodeState],
+    prev: &[NodeState],
+    layout: &Layout,
+) -> (SlidingGaps, law::RollingRates, law::SpinningRate) {
+    let mut j = ContactJacobian::zeros();
+    c.geometry.jacobian(nodes, &mut j);
+    let v: LocalVector = layout.velocity(nodes);
+    let mut g = SlidingGaps::zeros(layout.n());
+    g.g_n = j.normal.dot(&v);
+    g.g_t = j.tangential * v;
+    g.grad_n = j.normal;
+    g.grad_t = j.tangential;
+    let (e_n, e_t) = (c.law.restitution, c.law.tangential_restitution);
+    if e_n != 0.0 || e_t != 0.0 {
+        let mut jn = ContactJacobian::zeros();
+        c.geometry.jacobian(prev, &mut jn);
+        let vn = layout.velocity(prev);
+        g.g_n += e_n * jn.normal.dot(&vn);
+        g.g_t += e_t * (jn.tangential * vn);
+    }
+    let roll = law::RollingRates {
+        omega_t: j.rolling * v,
+        grad_t: j.rolling,
+    };
+    let spin = law::SpinningRate {
+        omega_n: j.spinning.dot(&v),
+        grad_n: j.spinning,
+    };
+    (g, roll, spin)
+}

@@ -1,0 +1,239 @@
+//! Stage rows of a unilateral frictional contact ([`crate::contact`]): the Alart–Curnier laws
+//! of [`crate::contact::law`] on the contact's kinematics record (`nsga.md` §§5–8, the contact
+//! row of §11.2).
+//!
+//! | stage | multipliers | law input |
+//! |---|---|---|
+//! | position (§5) | `ν_N, ν_T` | `g_N`, incremental `g_T(q; q_n)`, `G = ∂g/∂q`, `H_N`, `H_Tα` |
+//! | velocity (§6), closed at position | `Λ_N, Λ_T (, χ_N, χ_T)` | `ĝ̇ = G(q) v + e G(q_n) v_n`, `ω_T = W_T v`, `ω_N = W_N v` |
+//! | velocity (§6), open at position | same | forced gap rows `−κ²/π λ` (all multipliers → 0) |
+//!
+//! Scales: `κ = cx.k`, `π = cx.p` for sliding; the couples use `κ_r = κ r`, `π_r = ⅖ π r²`
+//! ([`UnilateralContact::couple_radius`](crate::contact::UnilateralContact::couple_radius)), so
+//! that `η = κ_r χ − π_r ω` is a couple impulse and the penalty matches the rotational inertia
+//! of a sphere (a much larger penalty makes the semi-smooth Newton cycle across the narrow
+//! stick interval); the converged solution does not depend on the scaling (§10). Physical couple
+//! impulse: `κ_r χ`. Configuration columns (position stage) are multiplied by the rotation
+//! tangent `T` and `∂q/∂u`, velocity columns by `∂v/∂u`. Contacts take no part in other stages.
+
+use crate::constraint::Layout;
+use crate::contact::law::{self, Curvature, Multipliers, Scaling, SlidingGaps, Status};
+use crate::contact::{velocity_gaps, ContactHistory, ContactRef};
+use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
+use crate::node::NodeKind;
+use nalgebra::SMatrix;
+
+/// Largest local system of a contact: 12 node unknowns and 6 multipliers.
+const MAX_LOCAL: usize = 18;
+
+/// Fixed-size local system the laws add into before the column factors are applied.
+struct Block {
+    r: [f64; MAX_LOCAL],
+    k: SMatrix<f64, MAX_LOCAL, MAX_LOCAL>,
+}
+
+impl law::Sink for Block {
+    #[inline]
+    fn add_residual(&mut self, i: usize, value: f64) {
+        self.r[i] += value;
+    }
+    #[inline]
+    fn add_tangent(&mut self, i: usize, j: usize, value: f64) {
+        self.k[(i, j)] += value;
+    }
+}
+
+/// Scaling of the rolling/spinning couples of a contact of couple radius `r` (module docs).
+pub(crate) fn couple_scaling(sc: Scaling, r: f64) -> Scaling {
+    Scaling::new(sc.k * r, 0.4 * sc.p * r * r)
+}
+
+/// Add the contact rows of `c` at the stage `cx` into `out` (module table).
+pub(super) fn add_contact_terms(
+    c: &ContactRef<'_>,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut LocalSystem<'_>,
+) -> Result<(), ElementError> {
+    let layout = Layout::new(s.kinds);
+    let n = layout.n();
+    let nm = c.n_mult(cx.level);
+    if nm == 0 {
+        return Ok(());
+    }
+    let sc = Scaling::from_cx(cx);
+    let m = Multipliers::from_slice(&s.mult[..nm]);
+    let l = law::Layout::contiguous(n);
+    let mut b = Block {
+        r: [0.0; MAX_LOCAL],
+        k: SMatrix::zeros(),
+    };
+    let couples = c.geometry.couple_radius();
+    if cx.level == Level::Position {
+        let (gaps, curv) = position_gaps(c, s, cx.dq_dv != 0.0)?;
+        law::sliding(sc, c.law.friction, &gaps, Some(&curv), &m, &l, &mut b);
+        // Configuration columns: ∂q/∂u · T on rotational unknowns.
+        apply_tangent(&mut b.k, &layout, s, n + nm);
+        scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
+    } else if !c.history.closed {
+        law::sliding_forced_gap(sc, &m, &l, &mut b);
+        if let Some(r) = couples {
+            let sr = couple_scaling(sc, r);
+            law::rolling_forced_gap(sr, &m, &l, &mut b);
+            law::spinning_forced_gap(sr, &m, &l, &mut b);
+        }
+    } else {
+        let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
+        check_finite(c, &gaps)?;
+        law::sliding(sc, c.law.friction, &gaps, None, &m, &l, &mut b);
+        if let Some(r) = couples {
+            let sr = couple_scaling(sc, r);
+            let (rho, gamma) = (c.law.rolling_resistance, c.law.spinning_resistance);
+            law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, &mut b);
+            law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, &mut b);
+        }
+        scale_node_columns(&mut b.k, n, n + nm, cx.dv_dv);
+    }
+    let size = n + nm;
+    for j in 0..size {
+        let mut col = out.hessian.column_mut(j);
+        for i in 0..size {
+            col[i] += b.k[(i, j)];
+        }
+    }
+    for i in 0..size {
+        out.residual[i] += b.r[i];
+    }
+    Ok(())
+}
+
+/// Position-level gaps (with curvatures when `curvatures`), checked finite.
+fn position_gaps(
+    c: &ContactRef<'_>,
+    s: &LocalState<'_>,
+    curvatures: bool,
+) -> Result<(SlidingGaps, Curvature), ElementError> {
+    let n = s.kinds.iter().map(|k| k.ndof()).sum();
+    let mut gaps = SlidingGaps::zeros(n);
+    let mut curv = Curvature::zeros();
+    c.geometry
+        .position_gaps(s.nodes, s.prev, curvatures, &mut gaps, &mut curv);
+    check_finite(c, &gaps)?;
+    Ok((gaps, curv))
+}
+
+fn check_finite(c: &ContactRef<'_>, g: &SlidingGaps) -> Result<(), ElementError> {
+    let finite = g.g_n.is_finite()
+        && g.g_t.iter().all(|x| x.is_finite())
+        && g.grad_n.iter().all(|x| x.is_finite())
+        && g.grad_t.iter().all(|x| x.is_finite());
+    if finite {
+        Ok(())
+    } else {
+        Err(ElementError::InvalidState(format!(
+            "{}: non-finite contact gap or Jacobian",
+            c.geometry.type_name()
+        )))
+    }
+}
+
+/// Post-multiply the rotational node columns of the leading `size × size` block by `T`.
+fn apply_tangent(
+    k: &mut SMatrix<f64, MAX_LOCAL, MAX_LOCAL>,
+    layout: &Layout,
+    s: &LocalState<'_>,
+    size: usize,
+) {
+    for (i, kind) in layout.kinds().iter().enumerate() {
+        if *kind != NodeKind::Frame {
+            continue;
+        }
+        let t = &s.rot_tangent[i];
+        let o = layout.offset(i) + 3;
+        for r in 0..size {
+            let row = [k[(r, o)], k[(r, o + 1)], k[(r, o + 2)]];
+            for j in 0..3 {
+                k[(r, o + j)] = row[0] * t[(0, j)] + row[1] * t[(1, j)] + row[2] * t[(2, j)];
+            }
+        }
+    }
+}
+
+/// Multiply the node columns `0..n` of the leading `size` rows by `f`.
+fn scale_node_columns(k: &mut SMatrix<f64, MAX_LOCAL, MAX_LOCAL>, n: usize, size: usize, f: f64) {
+    if f == 1.0 {
+        return;
+    }
+    for j in 0..n {
+        for i in 0..size {
+            k[(i, j)] *= f;
+        }
+    }
+}
+
+/// Update the contact's history after the stage `cx` converged (`nsga.md` §8.6): the position
+/// stage fixes the position active set `𝒜` (`ξ_N > 0`) and the position sliding status; the
+/// velocity stage, for a contact closed at position level, the velocity sliding, rolling and
+/// spinning statuses.
+pub fn contact_level_converged(
+    c: &ContactRef<'_>,
+    history: &mut ContactHistory,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+) {
+    let sc = Scaling::from_cx(cx);
+    let nm = c.n_mult(cx.level);
+    if nm == 0 || s.mult.len() < nm {
+        return;
+    }
+    let m = Multipliers::from_slice(&s.mult[..nm]);
+    let mu = c.law.friction;
+    match cx.level {
+        Level::Position => {
+            let n = s.kinds.iter().map(|k| k.ndof()).sum();
+            let mut gaps = SlidingGaps::zeros(n);
+            let mut curv = Curvature::zeros();
+            c.geometry
+                .position_gaps(s.nodes, s.prev, false, &mut gaps, &mut curv);
+            let xi_n = gaps.zeta_n(sc, m.lambda_n);
+            history.closed = xi_n > 0.0;
+            history.status = [Status::Gap; 4];
+            if history.closed {
+                let xi_t = gaps.zeta_t(sc, m.lambda_t);
+                history.status[0] = if mu > 0.0 && xi_t.norm() <= mu * xi_n {
+                    Status::Stick
+                } else {
+                    Status::Slip
+                };
+            }
+        }
+        Level::Velocity if history.closed => {
+            let layout = Layout::new(s.kinds);
+            let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
+            let sigma_n = gaps.zeta_n(sc, m.lambda_n);
+            if sigma_n > 0.0 {
+                let st = |radius: f64, eta: f64| {
+                    if radius > 0.0 && eta < radius * sigma_n {
+                        Status::Stick
+                    } else {
+                        Status::Slip
+                    }
+                };
+                let sigma_t = gaps.zeta_t(sc, m.lambda_t);
+                history.status[1] = if mu > 0.0 && sigma_t.norm() <= mu * sigma_n {
+                    Status::Stick
+                } else {
+                    Status::Slip
+                };
+                if let Some(r) = c.geometry.couple_radius() {
+                    let sr = couple_scaling(sc, r);
+                    let eta_t = sr.k * m.chi_t - sr.p * roll.omega_t;
+                    let eta_n = sr.k * m.chi_n - sr.p * spin.omega_n;
+                    history.status[2] = st(c.law.rolling_resistance, eta_t.norm());
+                    history.status[3] = st(c.law.spinning_resistance, eta_n.abs());
+                }
+            }
+        }
+        _ => {}
+    }
+}
