@@ -52,15 +52,11 @@ fn options() -> NsgaOptions {
     }
 }
 
-#[test]
-fn contact_set_changes() {
-    // Reference: contact always present.
-    let (mut fixed, _) = ball(true);
-    let mut reference = MemorySink::default();
-    let mut solver = Nsga::new(&mut fixed, options()).unwrap();
-    solver.run(&mut fixed, &mut reference, &mut |_| {}).unwrap();
+/// Contact events of a hooked run: (time, "created"/"removed", contact id).
+type Events = Vec<(f64, &'static str, u64)>;
 
-    // Contact created and removed by the pre-step hook.
+/// The ball whose contact is created and removed by the pre-step hook, run into `sink`.
+fn hooked_run(sink: &mut dyn ResultSink) -> (Events, RunSummary) {
     let (mut model, node) = ball(false);
     let mut solver = Nsga::new(&mut model, options()).unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -70,22 +66,39 @@ fn contact_set_changes() {
         let gap = nodes[node.index()].x.z - R;
         match handle {
             None if gap < MARGIN => {
-                handle = Some(model.add_element("floor", contact(node))?);
-                log.lock().unwrap().push((t, "created"));
+                let h = model.add_element("floor", contact(node))?;
+                handle = Some(h);
+                log.lock().unwrap().push((t, "created", h.to_bits()));
             }
             Some(h) if gap > MARGIN => {
                 model.remove_element(h)?;
                 handle = None;
-                log.lock().unwrap().push((t, "removed"));
+                log.lock().unwrap().push((t, "removed", h.to_bits()));
             }
             _ => {}
         }
         Ok(())
     });
-    let mut changing = MemorySink::default();
-    let summary = solver.run(&mut model, &mut changing, &mut |_| {}).unwrap();
-
+    let summary = solver.run(&mut model, sink, &mut |_| {}).unwrap();
     let events = events.lock().unwrap().clone();
+    (events, summary)
+}
+
+fn reference_run() -> MemorySink {
+    let (mut fixed, _) = ball(true);
+    let mut reference = MemorySink::default();
+    let mut solver = Nsga::new(&mut fixed, options()).unwrap();
+    solver.run(&mut fixed, &mut reference, &mut |_| {}).unwrap();
+    reference
+}
+
+#[test]
+fn contact_set_changes() {
+    // Reference: contact always present.
+    let reference = reference_run();
+    // Contact created and removed by the pre-step hook.
+    let mut changing = MemorySink::default();
+    let (events, summary) = hooked_run(&mut changing);
     eprintln!("contact events: {events:?}");
     // Three bounces within 1.5 s: created, removed, created, removed, created, …
     assert!(events.len() >= 4, "{events:?}");
@@ -118,4 +131,83 @@ fn contact_set_changes() {
     assert!(worst < 1e-12, "trajectories differ by {worst:e}");
     // The ball did reach the plane (impacts happened, the comparison is not vacuous).
     assert!(lowest.abs() < 1e-6, "lowest gap {lowest}");
+}
+
+/// The per-step contact table follows the contacts that come and go: a row exactly at the
+/// records where the hook's contact exists, with that contact's id, the ball as body a and the
+/// plane as body b (−1), the gap of the recorded state, and the same impulses as the always
+/// present contact of the reference run (whose own table row repeats its element channels).
+/// The HDF5 file holds the same table.
+#[test]
+fn contact_table_follows_created_and_removed_contacts() {
+    let reference = reference_run();
+    let path = std::env::temp_dir().join(format!("saltus_contact_table_{}.h5", std::process::id()));
+    let mut file_sink = saltus::io::Hdf5Sink::create(&path).unwrap();
+    let (events, _) = hooked_run(&mut file_sink);
+    let mut changing = MemorySink::default();
+    let (events_mem, _) = hooked_run(&mut changing);
+    assert_eq!(events, events_mem);
+
+    let impulse = reference.channel("floor", "impulse").unwrap();
+    let position = reference.channel("floor", "position_multiplier").unwrap();
+    let mut with_rows = 0;
+    for (k, rows) in changing.contacts.iter().enumerate() {
+        let t = changing.time[k];
+        // The contact present during the step that ended at t (hooks run before a step).
+        let live = events
+            .iter()
+            .take_while(|e| e.0 < t - 1e-12)
+            .last()
+            .filter(|e| e.1 == "created");
+        // Reference table: one row per record, equal to the element channels.
+        let r = &reference.contacts[k];
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].impulse.to_vec(), impulse[k]);
+        assert_eq!(r[0].position_impulse.to_vec(), position[k]);
+        match live {
+            Some(&(_, _, id)) if k > 0 => {
+                assert_eq!(rows.len(), 1, "record {k}");
+                let row = &rows[0];
+                assert_eq!(row.contact, id);
+                assert_eq!((row.body_a, row.body_b), (0, -1));
+                assert_eq!(row.normal, [0.0, 0.0, 1.0]);
+                let ball = &changing.nodes[k][0];
+                assert_eq!(row.gap, ball.x.z - R);
+                // Contact point: on the plane below the centre (midway between the sphere's
+                // lowest point and its projection).
+                assert!((row.point[2] - 0.5 * row.gap).abs() < 1e-15);
+                // Same multipliers as the always-present contact (same equations, round-off).
+                for c in 0..3 {
+                    assert!((row.impulse[c] - impulse[k][c]).abs() < 1e-9, "record {k}");
+                }
+                with_rows += 1;
+            }
+            _ => assert!(rows.is_empty() || k == 0, "record {k}: {rows:?}"),
+        }
+    }
+    assert!(with_rows > 100, "{with_rows} records with a contact");
+
+    // The HDF5 table: per-record counts and the same rows.
+    let file = hdf5_metno::File::open(&path).unwrap();
+    let count: Vec<u64> = file.dataset("contacts/count").unwrap().read_raw().unwrap();
+    let expected: Vec<u64> = changing.contacts.iter().map(|r| r.len() as u64).collect();
+    assert_eq!(count, expected);
+    let ids: Vec<u64> = file
+        .dataset("contacts/contact")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    let mem_ids: Vec<u64> = changing
+        .contacts
+        .iter()
+        .flatten()
+        .map(|r| r.contact)
+        .collect();
+    assert_eq!(ids, mem_ids);
+    let gaps: Vec<f64> = file.dataset("contacts/gap").unwrap().read_raw().unwrap();
+    let mem_gaps: Vec<f64> = changing.contacts.iter().flatten().map(|r| r.gap).collect();
+    assert_eq!(gaps, mem_gaps);
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("xdmf"));
 }

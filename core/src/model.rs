@@ -16,6 +16,21 @@ pub struct ElementId {
     generation: u32,
 }
 
+impl ElementId {
+    /// The handle as one integer, `generation << 32 | slot` (ids in result files).
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.slot)
+    }
+
+    /// The handle of [`ElementId::to_bits`].
+    pub fn from_bits(bits: u64) -> Self {
+        Self {
+            slot: bits as u32,
+            generation: (bits >> 32) as u32,
+        }
+    }
+}
+
 /// A slot of the element handle table.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {

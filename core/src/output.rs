@@ -102,6 +102,32 @@ impl StepStats {
     }
 }
 
+/// One row of the per-step contact table: the state of one contact element at one recorded
+/// step (`docs/hdf5-layout.md`, `/contacts`). Built by [`crate::contact::contact_row`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactRow {
+    /// Contact id: the element handle ([`crate::ElementId::to_bits`]), unique over the run
+    /// even when contacts are created and removed.
+    pub contact: u64,
+    /// Node index of body a.
+    pub body_a: i64,
+    /// Node index of body b, −1 for a fixed obstacle (e.g. the plane).
+    pub body_b: i64,
+    /// Contact point \[m\]: midway between the contact points on a and b.
+    pub point: [f64; 3],
+    /// Unit normal `n̂`, from b to a.
+    pub normal: [f64; 3],
+    /// Normal gap `g_N` \[m\] (positive when separated).
+    pub gap: f64,
+    /// Position-level multipliers `k_p [ν_N, ν_T1, ν_T2]` \[kg m\] (normal, along `t̂₁`, `t̂₂`).
+    pub position_impulse: [f64; 3],
+    /// Impulses of the step `k_v [Λ_N, Λ_T1, Λ_T2]` \[N s\] (normal, along `t̂₁`, `t̂₂`).
+    pub impulse: [f64; 3],
+    /// Statuses (0 open, 1 stick, 2 slip): position sliding, velocity sliding, rolling,
+    /// spinning.
+    pub status: [u8; 4],
+}
+
 /// One converged step.
 #[derive(Clone, Copy, Debug)]
 pub struct StepRecord<'a> {
@@ -117,6 +143,9 @@ pub struct StepRecord<'a> {
     pub stats: StepStats,
     /// Total mechanical energy of the model.
     pub energy: Energy,
+    /// One row per contact element present at this step ([`ContactRow`]; contacts created and
+    /// removed while the model runs included).
+    pub contacts: &'a [ContactRow],
 }
 
 /// Error reported by a sink (I/O failure, ...).
@@ -149,6 +178,8 @@ pub struct MemorySink {
     pub stats: Vec<StepStats>,
     /// Energy per record.
     pub energy: Vec<Energy>,
+    /// Contact table per record.
+    pub contacts: Vec<Vec<ContactRow>>,
 }
 
 impl MemorySink {
@@ -186,6 +217,7 @@ impl ResultSink for MemorySink {
         self.element_values.push(r.element_values.to_vec());
         self.stats.push(r.stats);
         self.energy.push(r.energy);
+        self.contacts.push(r.contacts.to_vec());
         Ok(())
     }
     fn finish(&mut self) -> Result<(), SinkError> {

@@ -20,6 +20,7 @@
 //! | `/solver/residual` | `[n, S]` | f64, one column per stage | – |
 //! | `/solver/h` | `[n]` | f64 | s |
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
+//! | `/contacts/...` | `[m, ...]` | the per-step contact table (`crate::contact_table`) | |
 //!
 //! Every per-step dataset is chunked and extendible along its first axis and grows by one
 //! row per [`ResultSink::record`]; the file is flushed every [`Hdf5Sink::with_flush_every`]
@@ -27,9 +28,9 @@
 
 use hdf5_metno as hdf5;
 
+use crate::contact_table::{append_rows, create_extendible, ContactTable};
 use hdf5::types::VarLenUnicode;
-use hdf5::{Dataset, File, Group, H5Type, Hyperslab, Selection, SimpleExtents, SliceOrIndex};
-use ndarray::{ArrayViewD, IxDyn};
+use hdf5::{Dataset, File, Group, H5Type};
 use saltus_core::{OutputLayout, ResultSink, SinkError, StepRecord};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -38,11 +39,6 @@ use std::str::FromStr;
 
 /// Default number of records between two flushes of the file.
 pub const DEFAULT_FLUSH_EVERY: usize = 100;
-
-/// Target size of one chunk [bytes] (one chunk holds several records).
-const CHUNK_BYTES: usize = 64 * 1024;
-/// Maximum number of records per chunk.
-const MAX_CHUNK_ROWS: usize = 1024;
 
 /// Units of all quantities in the file (root attribute `units`).
 pub const UNITS: &str = "SI (m, kg, s, rad, N)";
@@ -59,17 +55,7 @@ struct Series {
 impl Series {
     /// Grow to `n + 1` records and write record `n` (`data` in C order, length = row size).
     fn append<T: H5Type>(&self, n: usize, data: &[T]) -> hdf5::Result<()> {
-        let mut shape = Vec::with_capacity(self.row.len() + 1);
-        shape.push(n + 1);
-        shape.extend_from_slice(&self.row);
-        self.ds.resize(shape.as_slice())?;
-        shape[0] = 1;
-        let view = ArrayViewD::from_shape(IxDyn(&shape), data)?;
-        let mut sel: Vec<SliceOrIndex> = Vec::with_capacity(shape.len());
-        sel.push((n..n + 1).into());
-        sel.extend(self.row.iter().map(|_| SliceOrIndex::from(..)));
-        self.ds
-            .write_slice(view, Selection::from(Hyperslab::from(sel)))
+        append_rows(&self.ds, &self.row, n, 1, data)
     }
 }
 
@@ -96,6 +82,7 @@ struct Datasets {
     potential: Series,
     total: Series,
     channels: Vec<Channel>,
+    contacts: ContactTable,
     n_nodes: usize,
     n_stages: usize,
     n_element_values: usize,
@@ -141,7 +128,7 @@ fn sink_err(path: &Path, what: &str, e: impl std::fmt::Display) -> SinkError {
     SinkError(format!("HDF5 file `{}`: {what}: {e}", path.display()))
 }
 
-fn write_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
+pub(crate) fn write_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
     loc.new_attr::<VarLenUnicode>()
         .create(name)?
@@ -244,39 +231,12 @@ impl Hdf5Sink {
         description: &str,
     ) -> Result<Series, SinkError> {
         let full = format!("{group_path}/{name}");
-        let err = |e: hdf5::Error| sink_err(&self.path, &format!("dataset `{full}`"), e);
-        let elem_bytes = 8usize;
-        let row_bytes = row.iter().product::<usize>().max(1) * elem_bytes;
-        let rows = (CHUNK_BYTES / row_bytes).clamp(1, MAX_CHUNK_ROWS);
-        let mut extents = vec![hdf5::Extent::resizable(0)];
-        let mut chunk = vec![rows];
-        for &d in row {
-            if d == 0 {
-                // A zero-size fixed dimension cannot be chunked; make it resizable instead.
-                extents.push(hdf5::Extent::resizable(0));
-                chunk.push(1);
-            } else {
-                extents.push(hdf5::Extent::fixed(d));
-                chunk.push(d);
-            }
-        }
-        let extents = SimpleExtents::from_vec(extents);
         let ds = if unsigned {
-            group
-                .new_dataset::<u64>()
-                .chunk(chunk)
-                .shape(extents)
-                .create(name)
+            create_extendible::<u64>(group, name, row, unit, description)
         } else {
-            group
-                .new_dataset::<f64>()
-                .chunk(chunk)
-                .shape(extents)
-                .create(name)
+            create_extendible::<f64>(group, name, row, unit, description)
         }
-        .map_err(err)?;
-        write_str_attr(&ds, "unit", unit).map_err(err)?;
-        write_str_attr(&ds, "description", description).map_err(err)?;
+        .map_err(|e| sink_err(&self.path, &format!("dataset `{full}`"), e))?;
         Ok(Series {
             ds,
             name: full,
@@ -472,7 +432,9 @@ impl Hdf5Sink {
                 offset += o.len;
             }
         }
+        let contacts = ContactTable::create(root).map_err(|(what, e)| sink_err(path, &what, e))?;
         Ok(Datasets {
+            contacts,
             time,
             step,
             position,
@@ -584,6 +546,9 @@ impl ResultSink for Hdf5Sink {
             let values = &r.element_values[c.offset..c.offset + c.len];
             put(&c.series, c.series.append(n, values))?;
         }
+        d.contacts
+            .append(n, r.step, r.t, r.contacts)
+            .map_err(|(what, e)| sink_err(path, &what, e))?;
 
         self.times.push(r.t);
         self.since_flush += 1;

@@ -13,8 +13,8 @@
 //!
 //! ```toml
 //! [simulation]            # every key optional
-//! t_end = 2.0             # \[s\], default 1.0
-//! h = 1e-3                # \[s\], default 1e-3
+//! t_end = 2.0             # [s], default 1.0
+//! h = 1e-3                # [s], default 1e-3
 //! rho_inf = 0.8           # in [0, 1], default 0.8
 //! tol = 1e-8              # relative Newton tolerance, default 1e-8
 //! gravity = [0, 0, -9.81] # [m/s^2], default [0, 0, -9.81]
@@ -25,16 +25,16 @@
 //!
 //! [[nodes]]
 //! name = "ground"
-//! position = [0, 0, 0]            # \[m\], required
+//! position = [0, 0, 0]            # [m], required
 //! fixed = true                    # default false
 //!
 //! [[nodes]]
 //! name = "crank"
 //! position = [0.1, 0, 0]
 //! rotation = [1, 0, 0, 0]         # unit quaternion (w, x, y, z), default identity
-//! # rotation_vector = [0, 0, 1.57]  # alternative: axis * angle \[rad\]
-//! velocity = [0, 0, 0]            # \[m/s\], default 0
-//! angular_velocity = [0, 0, 0]    # \[rad/s\] in the inertial frame, default 0
+//! # rotation_vector = [0, 0, 1.57]  # alternative: axis * angle [rad]
+//! velocity = [0, 0, 0]            # [m/s], default 0
+//! angular_velocity = [0, 0, 0]    # [rad/s] in the inertial frame, default 0
 //! kind = "frame"                  # "frame" (default) or "point"
 //!
 //! [[nodes]]
@@ -60,6 +60,7 @@
 //! axis = [0, 0, 1]                # every other key: type-specific parameter
 //! ```
 
+mod contact_table;
 pub mod hdf5_sink;
 pub mod model_file;
 

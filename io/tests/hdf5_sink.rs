@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use hdf5_metno as hdf5;
-use saltus_core::{Energy, OutputLayout, ResultSink, StepRecord, StepStats};
+use saltus_core::{ContactRow, Energy, OutputLayout, ResultSink, StepRecord, StepStats};
 use saltus_io::Hdf5Sink;
 
 #[test]
@@ -48,6 +48,7 @@ fn writes_layout_and_values() {
             element_values: &v,
             stats: StepStats::default(),
             energy: Energy::default(),
+            contacts: &[],
         })
         .unwrap_err();
     assert!(e.to_string().contains("five_steps.h5"), "{e}");
@@ -83,6 +84,7 @@ fn rejects_misuse() {
         element_values: &v,
         stats: StepStats::default(),
         energy: Energy::default(),
+        contacts: &[],
     };
     let e = sink.record(&rec).unwrap_err().to_string();
     assert!(e.contains("misuse.h5") && e.contains("before begin"), "{e}");
@@ -124,6 +126,7 @@ fn empty_layout() {
             element_values: &[],
             stats: StepStats::default(),
             energy: Energy::default(),
+            contacts: &[],
         })
         .unwrap();
     }
@@ -135,4 +138,63 @@ fn empty_layout() {
         vec![2, 0, 3]
     );
     assert!(!path.with_extension("xdmf").exists());
+}
+
+/// The per-step contact table: rows of records with 2, 0 and 1 contacts land in order, with
+/// their record's step and time, and `count` gives the row offsets of each record.
+#[test]
+fn contact_table_rows_per_record() {
+    let path = tmp("contacts.h5");
+    let mut sink = Hdf5Sink::create(&path).unwrap();
+    sink.begin(&layout()).unwrap();
+    let row = |id: u64, gap: f64| ContactRow {
+        contact: id,
+        body_a: 1,
+        body_b: if id == 7 { -1 } else { 0 },
+        point: [gap, 2.0 * gap, 3.0 * gap],
+        normal: [0.0, 0.0, 1.0],
+        gap,
+        position_impulse: [gap, -gap, 0.5],
+        impulse: [4.0 * gap, 0.0, -1.0],
+        status: [1, 2, 0, id as u8],
+    };
+    let tables = [vec![row(7, 0.1), row(9, 0.2)], vec![], vec![row(9, 0.3)]];
+    for (k, rows) in tables.iter().enumerate() {
+        let (n, v) = (nodes(k), values(k));
+        sink.record(&StepRecord {
+            step: 10 * k,
+            t: 0.5 * k as f64,
+            nodes: &n,
+            element_values: &v,
+            stats: StepStats::default(),
+            energy: Energy::default(),
+            contacts: rows,
+        })
+        .unwrap();
+    }
+    sink.finish().unwrap();
+    let file = hdf5::File::open(&path).unwrap();
+    let u64s = |d: &str| -> Vec<u64> { file.dataset(d).unwrap().read_raw().unwrap() };
+    let f64s = |d: &str| -> Vec<f64> { file.dataset(d).unwrap().read_raw().unwrap() };
+    assert_eq!(u64s("contacts/count"), vec![2, 0, 1]);
+    assert_eq!(u64s("contacts/step"), vec![0, 0, 20]);
+    assert_eq!(f64s("contacts/time"), vec![0.0, 0.0, 1.0]);
+    assert_eq!(u64s("contacts/contact"), vec![7, 9, 9]);
+    let body_b: Vec<i64> = file.dataset("contacts/body_b").unwrap().read_raw().unwrap();
+    assert_eq!(body_b, vec![-1, 0, 0]);
+    assert_eq!(f64s("contacts/gap"), vec![0.1, 0.2, 0.3]);
+    let point = file.dataset("contacts/point").unwrap();
+    assert_eq!(point.shape(), vec![3, 3]);
+    let p: Vec<f64> = point.read_raw().unwrap();
+    assert_eq!(&p[6..9], &[0.3, 2.0 * 0.3, 3.0 * 0.3]);
+    let imp = f64s("contacts/impulse");
+    assert_eq!(&imp[..3], &[0.4, 0.0, -1.0]);
+    let status = file.dataset("contacts/status").unwrap();
+    assert_eq!(status.shape(), vec![3, 4]);
+    let st: Vec<u8> = status.read_raw().unwrap();
+    assert_eq!(&st[8..], &[1, 2, 0, 9]);
+    assert_eq!(
+        str_attr(&file.dataset("contacts/impulse").unwrap(), "unit"),
+        "N*s"
+    );
 }

@@ -7,8 +7,9 @@ use crate::error::SolveError;
 use crate::stage::{NewtonReport, Stage, StageSummary, Tolerance};
 use crate::state::{split, update_position_states, update_velocity_states, State};
 use nalgebra::{Vector3, Vector6};
+use saltus_core::contact::contact_row;
 use saltus_core::lie;
-use saltus_core::output::{OutputLayout, ResultSink, StepRecord, StepStats};
+use saltus_core::output::{ContactRow, OutputLayout, ResultSink, StepRecord, StepStats};
 use saltus_core::{
     Energy, Level, Model, NodeKind, NodeState, OutputState, PrescribedMotion, StepCx,
 };
@@ -266,6 +267,8 @@ pub struct Nsga {
     stats: StepStats,
     summary: RunSummary,
     values: Vec<f64>,
+    /// Contact-table rows of the current record.
+    contacts: Vec<ContactRow>,
     layout: OutputLayout,
     /// Handles of the elements of the output layout (the elements present when built).
     output_handles: Vec<saltus_core::ElementId>,
@@ -343,6 +346,13 @@ impl Nsga {
             stats: StepStats::new(NSGA_STAGES.len()),
             summary: RunSummary::default(),
             values,
+            contacts: Vec::with_capacity(
+                model
+                    .elements()
+                    .iter()
+                    .filter(|e| e.as_contact().is_some())
+                    .count(),
+            ),
             layout,
             output_handles: model.element_handles().to_vec(),
             pre_step: None,
@@ -758,6 +768,18 @@ impl Nsga {
             energy.kinetic += en.kinetic;
             energy.potential += en.potential;
         }
+        // Contact table: one row per contact element present now.
+        let mut rows = std::mem::take(&mut self.contacts);
+        rows.clear();
+        for ie in 0..model.elements().len() {
+            let e = &model.elements()[ie];
+            if let Some(c) = e.as_contact() {
+                let os = self.output_state(model, ie, k, h, gravity);
+                let id = model.element_handles()[ie];
+                rows.push(contact_row(&c, id, e.nodes(), &os));
+            }
+        }
+        self.contacts = rows;
         // Per-element channels of the elements in the output layout, found by handle.
         let mut values = std::mem::take(&mut self.values);
         for slot in 0..self.output_handles.len() {
@@ -789,6 +811,7 @@ impl Nsga {
             element_values: &self.values,
             stats: self.stats,
             energy,
+            contacts: &self.contacts,
         })?;
         Ok(())
     }

@@ -65,7 +65,7 @@
 //!     check_kinematics, BilateralConstraint, KinCx, KinVec, Kinematics, Layout,
 //! };
 //!
-//! /// Distance constraint `g = (|x₂ − x₁|² − L²)/(2L)` \[m\] between two nodes.
+//! /// Distance constraint `g = (|x₂ − x₁|² − L²)/(2L)` [m] between two nodes.
 //! #[derive(Clone, Debug)]
 //! struct Rod {
 //!     nodes: [NodeId; 2],

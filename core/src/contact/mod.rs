@@ -192,3 +192,34 @@ pub fn velocity_gaps(
     };
     (g, roll, spin)
 }
+
+/// The contact-table row of the contact `c` with handle `id` and nodes `nodes` at the converged
+/// state `s` ([`crate::output::ContactRow`]).
+pub fn contact_row(
+    c: &ContactRef<'_>,
+    id: crate::ElementId,
+    nodes: &[NodeId],
+    s: &crate::OutputState<'_>,
+) -> crate::output::ContactRow {
+    let f = c.geometry.frame(s.nodes);
+    let mid = 0.5 * (f.point_a + f.point_b);
+    let body = |i: usize| nodes.get(i).map_or(-1, |n| n.index() as i64);
+    let scaled = |m: &[f64], k: f64| {
+        let mut out = [0.0; 3];
+        for (o, v) in out.iter_mut().zip(m) {
+            *o = k * v;
+        }
+        out
+    };
+    crate::output::ContactRow {
+        contact: id.to_bits(),
+        body_a: body(0),
+        body_b: body(1),
+        point: mid.into(),
+        normal: f.normal.into(),
+        gap: f.gap,
+        position_impulse: scaled(s.mult_position, s.k[1]),
+        impulse: scaled(s.mult_velocity, s.k[2]),
+        status: c.history.status.map(|st| st.code() as u8),
+    }
+}

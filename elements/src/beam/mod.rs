@@ -37,7 +37,7 @@
 //! variations `[δx₁, δΘ₁, δx₂, δΘ₂]`), the section forces in the **section frame** are
 //!
 //! ```text
-//! [N; M] = C (ε + β ε̇),  N = [N₁ axial, N₂, N₃ shear] \[N\],  M = [M₁ torque, M₂, M₃ bending] \[N m\]
+//! [N; M] = C (ε + β ε̇),  N = [N₁ axial, N₂, N₃ shear] [N],  M = [M₁ torque, M₂, M₃ bending] [N m]
 //! ```
 //!
 //! and the internal force vector is `f_int = L Bᵀ [N; M]` (virtual work `L (δΓ·N + δK·M)`).

@@ -17,7 +17,7 @@ const KINDS: [NodeKind; 1] = [NodeKind::Frame];
 /// (6 constraints):
 ///
 /// ```text
-/// g = [ x − x₀                  (3, \[m\])
+/// g = [ x − x₀                  (3, [m])
 ///       (R₀ e₂) · (R e₃)        (1, [-])
 ///       (R₀ e₃) · (R e₁)        (1, [-])
 ///       (R₀ e₁) · (R e₂) ]      (1, [-])

@@ -21,8 +21,8 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 ///
 /// ```text
 /// Δ = x₂ + R₂ d₂ − x₁ − R₁ d₁
-/// g = [ (R₁ b₁) · Δ            (1, \[m\])
-///       (R₁ c₁) · Δ            (1, \[m\])
+/// g = [ (R₁ b₁) · Δ            (1, [m])
+///       (R₁ c₁) · Δ            (1, [m])
 ///       (R₁ b₁) · (R₂ a₂)      (1, [-])
 ///       (R₁ c₁) · (R₂ a₂)      (1, [-])
 ///       (R₁ c₁) · (R₂ b₂) ]    (1, [-])

@@ -20,7 +20,7 @@ const KINDS: [NodeKind; 2] = [NodeKind::Frame, NodeKind::Frame];
 /// the axis (5 constraints):
 ///
 /// ```text
-/// g = [ x₁ + R₁ d₁ − x₂ − R₂ d₂      (3, \[m\])
+/// g = [ x₁ + R₁ d₁ − x₂ − R₂ d₂      (3, [m])
 ///       (R₁ b₁) · (R₂ a₂)           (1, [-])
 ///       (R₁ c₁) · (R₂ a₂) ]         (1, [-])
 /// ```

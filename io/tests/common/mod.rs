@@ -100,6 +100,7 @@ pub fn record_steps(sink: &mut Hdf5Sink, range: std::ops::Range<usize>) {
             element_values: &v,
             stats: stats(k),
             energy: energy(k),
+            contacts: &[],
         })
         .unwrap();
     }
