@@ -34,9 +34,13 @@ pub struct PhysicsState<'a> {
     pub statics: bool,
     /// Gravity acceleration \[m/s²\] already multiplied by `load_factor`.
     pub gravity: Vector3<f64>,
-    /// Whether the tangents (stiffness, damping) are needed; when `false` an element may skip
-    /// them (residual-only evaluation: line search, convergence checks, reference states).
+    /// Whether any tangent is needed (`stiffness || damping`); when `false` an element may
+    /// skip them (residual-only evaluation: line search, convergence checks, reference states).
     pub tangents: bool,
+    /// Whether the stiffness `K` is read (the stage moves the configuration: `∂q/∂u ≠ 0`).
+    pub stiffness: bool,
+    /// Whether the damping `C` is read (the stage moves the velocities: `∂v/∂u ≠ 0`).
+    pub damping: bool,
 }
 
 impl PhysicsState<'_> {

@@ -170,10 +170,14 @@ fn evaluate(
             statics,
             gravity: cx.gravity * cx.load_factor,
             tangents: true,
+            stiffness: true,
+            damping: true,
         };
         let base = PhysicsState {
             nodes: s.smooth,
             tangents: false,
+            stiffness: false,
+            damping: false,
             ..ps
         };
         // Reference of the convergence test (spec §10): the magnitudes of the individual terms
@@ -195,7 +199,8 @@ fn evaluate(
             let dep = force.dependence();
             reference +=
                 add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d, hessian)?;
-            terms += 1;
+            // A difference `f − f_base` has two terms.
+            terms += if cx.force_difference { 2 } else { 1 };
         }
         if terms > 1 {
             out.reference += reference;
@@ -325,7 +330,8 @@ fn norm3(b: &[f64]) -> f64 {
 
 /// Force-like term (module table): evaluate at the current state with tangents and, for a
 /// difference stage, at the base state without; add `−w (f − f_base)` and
-/// `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block norms of the added residual.
+/// `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block norms of the added residual, or on a
+/// difference stage those of `w f` plus those of `w f_base`.
 fn add_force_terms(
     eval: impl Fn(&PhysicsState<'_>, &mut ForceTerms<'_>) -> Result<(), ElementError>,
     dep: Dependence,
@@ -342,13 +348,15 @@ fn add_force_terms(
     hessian: bool,
 ) -> Result<f64, ElementError> {
     let w = cx.force_weight;
-    if cx.force_difference && unchanged(dep, s, base.nodes) {
-        // f(q, v) − f(q̃, ṽ) vanishes exactly: nothing it depends on has moved.
-        return Ok(0.0);
-    }
     let (cq, cv) = (w * cx.dq_dv, w * cx.dv_dv);
     let need_k = hessian && cq != 0.0 && dep.configuration;
     let need_c = hessian && cv != 0.0 && dep.velocity;
+    // f(q, v) − f(q̃, ṽ) vanishes exactly when nothing it depends on has moved (e.g. the first
+    // iterate of a correction stage): no residual, no reference, but the tangents still count.
+    let same = cx.force_difference && unchanged(dep, s, base.nodes);
+    if same && !(need_k || need_c) {
+        return Ok(0.0);
+    }
     let (f, k, c, d) = (&mut f[..n], &mut k[..n * n], &mut c[..n * n], &mut d[..n]);
     f.fill(0.0);
     // A tangent that is not read may collect stale values (an element may fill it regardless
@@ -367,12 +375,17 @@ fn add_force_terms(
         };
         let st = PhysicsState {
             tangents: need_k || need_c,
+            stiffness: need_k,
+            damping: need_c,
             ..*ps
         };
         eval(&st, &mut terms)?;
     }
     for (di, fi) in d.iter_mut().zip(f.iter()) {
         *di = -w * fi;
+    }
+    if same {
+        d.fill(0.0);
     }
     if need_k {
         // Rotational columns of frame nodes: material variation δΘ = T δu.
@@ -397,7 +410,14 @@ fn add_force_terms(
     if need_c {
         add_scaled(out, c, n, cv);
     }
+    // Reference magnitudes (spec §10): on a difference stage the two evaluations `w f` and
+    // `w f_base` are the individual terms (their difference cancels to round-off of their size).
+    if same {
+        return Ok(0.0);
+    }
+    let mut magnitude = 0.0;
     if cx.force_difference {
+        magnitude = w.abs() * f.chunks(3).map(norm3).sum::<f64>();
         f.fill(0.0);
         let mut terms = ForceTerms {
             f: DVectorViewMut::from_slice(f, n),
@@ -408,9 +428,13 @@ fn add_force_terms(
         for (di, fi) in d.iter_mut().zip(f.iter()) {
             *di += w * fi;
         }
+        magnitude += w.abs() * f.chunks(3).map(norm3).sum::<f64>();
     }
     for (r, di) in out.residual.as_mut_slice().iter_mut().zip(d.iter()) {
         *r += di;
+    }
+    if cx.force_difference {
+        return Ok(magnitude);
     }
     Ok(d.chunks(3).map(norm3).sum())
 }

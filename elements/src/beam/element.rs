@@ -207,11 +207,11 @@ impl Want {
     #[cfg(test)]
     pub(super) const TANGENT: Want = Want { k: true, c: true };
 
-    /// The tangents the level's Hessian uses (`dq_dv ≠ 0`, `dv_dv ≠ 0`).
-    pub(super) fn level(cx: &StepCx) -> Want {
+    /// The tangents a stage reads (`PhysicsState::stiffness`, `PhysicsState::damping`).
+    pub(super) fn stage(s: &PhysicsState<'_>) -> Want {
         Want {
-            k: cx.dq_dv != 0.0,
-            c: cx.dv_dv != 0.0,
+            k: s.stiffness,
+            c: s.damping,
         }
     }
 }
@@ -344,29 +344,6 @@ impl Beam {
         out
     }
 
-    /// Gyroscopic forces `[0; Ω₁×J₁Ω₁; 0; Ω₂×J₂Ω₂]`.
-    fn gyro(&self, nodes: &[NodeState]) -> Vec12 {
-        let mut g = Vec12::zeros();
-        for i in 0..2 {
-            let w = nodes[i].omega;
-            g.fixed_rows_mut::<3>(6 * i + 3)
-                .copy_from(&w.cross(&(self.inertia[i] * w)));
-        }
-        g
-    }
-
-    /// `∂gyro/∂v`: `hat(Ω)J − hat(JΩ)` blocks.
-    fn gyro_tangent(&self, nodes: &[NodeState]) -> Mat12 {
-        let mut g = Mat12::zeros();
-        for i in 0..2 {
-            let w = nodes[i].omega;
-            let j = &self.inertia[i];
-            g.fixed_view_mut::<3, 3>(6 * i + 3, 6 * i + 3)
-                .copy_from(&(hat(&w) * j - hat(&(j * w))));
-        }
-        g
-    }
-
     /// Consistent nodal weights `ρ A L g/2` (translational rows).
     pub(super) fn weight(&self, g: &Vector3<f64>) -> Vec12 {
         let w = g * (0.5 * self.line_mass * self.length);
@@ -482,24 +459,6 @@ impl Beam {
         out.k = self.matrix_to_nodes(&k_sec);
         Ok(out)
     }
-
-    /// Post-multiply the rotational columns of `k` by the nodes' rotation tangents.
-    fn with_tangents(k: &mut Mat12, s: &LocalState<'_>) {
-        for i in 0..2 {
-            let o = 6 * i + 3;
-            let cols = k.fixed_columns::<3>(o) * s.rot_tangent[i];
-            k.fixed_columns_mut::<3>(o).copy_from(&cols);
-        }
-    }
-
-    fn add(out: &mut LocalSystem<'_>, r: &Vec12, h: &Mat12) {
-        for i in 0..12 {
-            out.residual[i] += r[i];
-            for j in 0..12 {
-                out.hessian[(i, j)] += h[(i, j)];
-            }
-        }
-    }
 }
 
 /// Build a `beam` from a model-file entry (two frame nodes).
@@ -540,6 +499,66 @@ saltus_core::register_element! {
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
 }
 
+/// Inertia (module docs): the constant material mass matrix `M` (consistent translational,
+/// lumped rotational) and the gyroscopic forces `−Ω_i × J_i Ω_i`.
+impl Inertia for Beam {
+    fn total_mass(&self) -> f64 {
+        self.line_mass * self.length
+    }
+
+    fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
+        for j in 0..12 {
+            for i in 0..12 {
+                m[(i, j)] += self.mass_matrix[(i, j)];
+            }
+        }
+    }
+
+    fn inertial_force(
+        &self,
+        s: &PhysicsState<'_>,
+        out: &mut ForceTerms<'_>,
+    ) -> Result<(), ElementError> {
+        for i in 0..2 {
+            add_gyroscopic(&self.inertia[i], &s.nodes[i].omega, 6 * i, s.tangents, out);
+        }
+        Ok(())
+    }
+
+    fn inertial_force_dependence(&self) -> Dependence {
+        Dependence::VELOCITY
+    }
+}
+
+/// Applied forces (module docs): `f = −f_int(q, v) − α M v + ρ A L g/2` per node, with
+/// `K = ∂f_int/∂q` and `C = ∂f_int/∂v + α M`.
+impl Force for Beam {
+    fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
+        let int = self.internal(s.nodes, true, Want::stage(s))?;
+        let v = node_velocity(s.nodes);
+        let f = self.weight(&s.gravity) - int.r - self.mass_matrix * v * self.alpha;
+        for i in 0..12 {
+            out.f[i] += f[i];
+        }
+        if s.stiffness {
+            for j in 0..12 {
+                for i in 0..12 {
+                    out.stiffness[(i, j)] += int.k[(i, j)];
+                }
+            }
+        }
+        if s.damping {
+            let c = int.c + self.mass_matrix * self.alpha;
+            for j in 0..12 {
+                for i in 0..12 {
+                    out.damping[(i, j)] += c[(i, j)];
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Element for Beam {
     fn type_name(&self) -> &'static str {
         TYPE_NAME
@@ -549,111 +568,16 @@ impl Element for Beam {
         &self.nodes
     }
 
-    fn levels(&self) -> Levels {
-        Levels::ALL
-    }
-
     fn node_kinds(&self) -> Vec<Option<NodeKind>> {
         vec![Some(NodeKind::Frame); 2]
     }
 
-    fn mass(&self) -> f64 {
-        self.line_mass * self.length
+    fn as_force(&self) -> Option<&dyn Force> {
+        Some(self)
     }
 
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mass = self.mass_matrix;
-        let mut acc = Vec12::zeros();
-        for i in 0..2 {
-            acc.fixed_rows_mut::<3>(6 * i).copy_from(&s.nodes[i].vdot);
-            acc.fixed_rows_mut::<3>(6 * i + 3)
-                .copy_from(&s.nodes[i].omegadot);
-        }
-        let v = node_velocity(s.nodes);
-        let inertia = mass * acc;
-        let gyro = self.gyro(s.nodes);
-        let weight = self.weight(&cx.gravity);
-        let viscous = mass * v * self.alpha;
-        let mut int = self.internal(s.nodes, true, Want::level(cx))?;
-        let r = inertia + gyro + viscous - weight + int.r;
-        Self::with_tangents(&mut int.k, s);
-        let h = mass * cx.dvdot_dv
-            + (self.gyro_tangent(s.nodes) + mass * self.alpha + int.c) * cx.dv_dv
-            + int.k * cx.dq_dv;
-        Self::add(out, &r, &h);
-        out.reference +=
-            inertia.norm() + gyro.norm() + viscous.norm() + weight.norm() + int.r.norm();
-        Ok(())
-    }
-
-    fn position(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mass = self.mass_matrix;
-        let mut u = Vec12::zeros();
-        for i in 0..2 {
-            u.fixed_rows_mut::<6>(6 * i).copy_from(&s.incr[i]);
-        }
-        let fw = cx.force_weight;
-        let mut int = self.internal(s.nodes, true, Want::level(cx))?;
-        let base = self.internal(s.smooth, true, Want::RESIDUAL)?;
-        Self::with_tangents(&mut int.k, s);
-        let r = mass * u + (int.r - base.r) * fw;
-        let h = mass + int.k * (fw * cx.dq_dv) + int.c * (fw * cx.dv_dv);
-        Self::add(out, &r, &h);
-        out.reference += fw * (int.r.norm() + base.r.norm());
-        Ok(())
-    }
-
-    fn velocity(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mass = self.mass_matrix;
-        let mut w = Vec12::zeros();
-        for i in 0..2 {
-            w.fixed_rows_mut::<6>(6 * i).copy_from(&s.incr[i]);
-        }
-        let fw = cx.force_weight;
-        let int = self.internal(s.nodes, true, Want::level(cx))?;
-        let base = self.internal(s.smooth, true, Want::RESIDUAL)?;
-        let v = node_velocity(s.nodes);
-        let v0 = node_velocity(s.smooth);
-        let f = int.r + mass * v * self.alpha + self.gyro(s.nodes);
-        let f0 = base.r + mass * v0 * self.alpha + self.gyro(s.smooth);
-        let r = mass * w + (f - f0) * fw;
-        let mut k = int.k;
-        Self::with_tangents(&mut k, s);
-        let c = int.c + mass * self.alpha + self.gyro_tangent(s.nodes);
-        let h = mass + c * (fw * cx.dv_dv) + k * (fw * cx.dq_dv);
-        Self::add(out, &r, &h);
-        out.reference += (mass * w).norm() + fw * (f.norm() + f0.norm());
-        Ok(())
-    }
-
-    fn static_eq(
-        &self,
-        cx: &StepCx,
-        s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        let mut int = self.internal(s.nodes, false, Want::level(cx))?;
-        Self::with_tangents(&mut int.k, s);
-        let weight = self.weight(&cx.gravity) * cx.t;
-        let r = int.r - weight;
-        Self::add(out, &r, &(int.k * cx.dq_dv));
-        out.reference += int.r.norm() + weight.norm();
-        Ok(())
+    fn as_inertia(&self) -> Option<&dyn Inertia> {
+        Some(self)
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -57,20 +57,15 @@
 //! the element (the consistent translational mass carries the `ρ A L³/12` transverse inertia).
 //! Gravity: consistent nodal weights `ρ A L g/2` per node.
 //!
-//! # Levels
+//! # Stages
 //!
-//! With `r_f = f_int + α M v + gyro − f_grav` (the negated applied forces of a force element,
-//! `force.rs`), `h` the context's `force_weight`:
-//!
-//! | level | residual | Hessian |
-//! |---|---|---|
-//! | smooth | `M v̇ + r_f(q̃, ṽ)` | `dvdot_dv M + dv_dv (∂r_f/∂v) + dq_dv (∂r_f/∂q) T` |
-//! | position | `M U + h (f_int(q, ṽ) − f_int(q̃, ṽ))` | `M + h (∂f_int/∂q) T` |
-//! | velocity | `M W + h (r_f(q, v) − r_f(q̃, ṽ))` | `M + h ∂r_f/∂v` |
-//! | static | `f_int(q, 0) − t f_grav` (elastic only, gravity scaled by the load factor `t`) | `(∂f_int/∂q) T` |
-//!
-//! The reference magnitude of the convergence test (`LocalSystem::reference`) receives the
-//! norms of the inertia, gyroscopic, viscous, weight and internal force vectors.
+//! The beam states its physics through the interfaces of `saltus_core::physics`: an
+//! [`Inertia`] (`M`, inertial force `−Ω_i × J_i Ω_i`) and a [`Force`]
+//! (`f = −f_int(q, v) − α M v + f_grav`, stiffness `∂f_int/∂q`, damping `∂f_int/∂v + α M`).
+//! The stage assembly of `saltus-core` forms every stage's residual and Hessian from them (its
+//! level table: `M v̇ − f` smooth, `M U − (h²/2)(f − f(q̃, ṽ))` position, `M W − h (f − f(q̃, ṽ))`
+//! velocity, `−f(q, 0)` static with gravity scaled by the load factor), applying the rotation
+//! tangents `T`; a stage that reads only one tangent gets only that one computed.
 //!
 //! # Notes for solver settings
 //!
@@ -84,13 +79,15 @@
 //!   preferable for geometrically nonlinear statics).
 
 use nalgebra::{
-    Matrix3, Rotation3, RowSVector, SMatrix, SVector, UnitQuaternion, Vector3, Vector6,
+    DMatrixViewMut, Matrix3, Rotation3, RowSVector, SMatrix, SVector, UnitQuaternion, Vector3,
+    Vector6,
 };
 use saltus_core::lie::{self, hat};
+use saltus_core::physics::{add_gyroscopic, Dependence, Force, ForceTerms, Inertia, PhysicsState};
 use saltus_core::registry::parse_params;
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, ElementId, Energy, Levels, LocalState,
-    LocalSystem, Model, NodeDef, NodeId, NodeKind, NodeState, OutputSpec, OutputState, StepCx,
+    BuildCx, BuildError, Element, ElementDef, ElementError, ElementId, Energy, Model, NodeDef,
+    NodeId, NodeKind, NodeState, OutputSpec, OutputState,
 };
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
