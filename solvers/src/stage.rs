@@ -76,6 +76,10 @@ pub struct StageSummary {
     pub numeric_factorizations: usize,
     /// Residual-only assemblies (line-search backtracks: no Hessian assembled).
     pub residual_assemblies: usize,
+    /// Residual-only convergence checks at the start of a solve (tried when the previous
+    /// solve converged at its start, e.g. a correction with nothing to correct): the Hessian
+    /// is assembled only if the start point turns out not to be converged.
+    pub start_checks: usize,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.
@@ -91,6 +95,9 @@ pub struct Stage {
     r_loc: DVector<f64>,
     h_loc: DMatrix<f64>,
     summary: StageSummary,
+    /// The previous solve converged at its start point (no correction): the next one checks
+    /// its start with a residual-only assembly first.
+    converged_at_start: bool,
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
@@ -125,6 +132,7 @@ impl Stage {
                 name: name.clone(),
                 ..Default::default()
             },
+            converged_at_start: false,
             name,
             level,
             system,
@@ -214,6 +222,7 @@ impl Stage {
         s.max_iterations = 0;
         s.backtracks = 0;
         s.residual_assemblies = 0;
+        s.start_checks = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).
@@ -538,9 +547,15 @@ impl Stage {
         // After a backtrack only the residual is needed to judge the shortened step; the
         // Hessian is assembled once a point is accepted and needs a Newton correction.
         let mut backtracking = false;
+        // A stage that converged at its start last time (e.g. a correction with nothing to
+        // correct) first checks its start point with a residual-only assembly.
+        let mut start_check = self.converged_at_start;
         let result = loop {
             let ResidualNorms { norm, reference } = if backtracking {
                 self.summary.residual_assemblies += 1;
+                self.assemble_residual(model, state, cx, step, smooth)?
+            } else if start_check {
+                self.summary.start_checks += 1;
                 self.assemble_residual(model, state, cx, step, smooth)?
             } else {
                 self.assemble(model, state, cx, step, smooth)?
@@ -582,10 +597,12 @@ impl Stage {
                     tolerance,
                 });
             }
-            if backtracking {
-                // The accepted backtracked point: its Hessian (same residual).
+            if backtracking || start_check {
+                // The accepted backtracked point, or a start point that needs a correction
+                // after all: its Hessian (same residual).
                 self.assemble(model, state, cx, step, smooth)?;
                 backtracking = false;
+                start_check = false;
             }
             self.solve(cx, step)?;
             let nd = self.system.n_node_dofs;
@@ -622,6 +639,7 @@ impl Stage {
                 break (it, norm);
             }
         };
+        self.converged_at_start = result.0 == 0;
         let report = NewtonReport {
             iterations: result.0,
             residual: result.1,
