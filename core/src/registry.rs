@@ -4,7 +4,7 @@
 //! The registry maps a type name (model-file tag) to a build function from serde parameters.
 
 use crate::element::Element;
-use crate::model::BuildError;
+use crate::model::{BuildError, Model};
 use crate::node::{NodeDef, NodeId, NodeKind};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -142,7 +142,98 @@ pub fn element_type_names() -> Vec<&'static str> {
     element_kinds().iter().map(|k| k.type_name).collect()
 }
 
-/// Error if two registrations share a type name.
+/// A composite model-file entry: one table of a top-level array such as `[[beam_lines]]`,
+/// which a registered [`CompositeKind`] expands into nodes and elements of the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompositeDef {
+    /// Entry name, unique within its key; prefixes the generated node and element names.
+    pub name: String,
+    /// The entry's keys, `name` included.
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Why a composite entry cannot be expanded: the offending key of the entry, if one is to
+/// blame, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct CompositeError {
+    /// Key of the entry to blame (`None`: the entry as a whole).
+    pub parameter: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl CompositeError {
+    /// An error blaming the key `parameter` of the entry.
+    pub fn at(parameter: &str, message: impl Into<String>) -> Self {
+        Self {
+            parameter: Some(parameter.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+/// Expand a composite entry into `model` (new nodes, then elements through the registry) and
+/// return the definitions of the elements it added, in order.
+pub type ExpandFn = fn(&CompositeDef, &mut Model) -> Result<Vec<ElementDef>, CompositeError>;
+
+/// One registered composite kind: a top-level model-file key whose entries expand into nodes
+/// and elements (e.g. `beam_lines`: a straight line meshed into beam elements). Model files
+/// expand composites after `[[nodes]]` and before `[[elements]]`, keys in alphabetical order.
+pub struct CompositeKind {
+    /// Top-level model-file key (snake_case, plural), e.g. `"beam_lines"`.
+    pub key: &'static str,
+    /// What one entry is called in messages, e.g. `"beam line"`.
+    pub label: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// The expansion.
+    pub expand: ExpandFn,
+}
+
+inventory::collect!(CompositeKind);
+
+/// Register a composite kind (see [`CompositeKind`]), next to the elements it generates:
+///
+/// ```ignore
+/// saltus_core::register_composite! {
+///     key: "beam_lines",
+///     label: "beam line",
+///     summary: "A straight line between two frame nodes meshed into beam elements",
+///     expand: expand_beam_line,
+/// }
+/// ```
+#[macro_export]
+macro_rules! register_composite {
+    (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr $(,)?) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::CompositeKind {
+                key: $key,
+                label: $label,
+                summary: $summary,
+                expand: $expand,
+            }
+        }
+    };
+}
+
+/// All registered composite kinds, sorted by key (computed once).
+pub fn composite_kinds() -> &'static [&'static CompositeKind] {
+    static KINDS: OnceLock<Vec<&'static CompositeKind>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let mut v: Vec<&'static CompositeKind> =
+            inventory::iter::<CompositeKind>.into_iter().collect();
+        v.sort_by_key(|k| k.key);
+        v
+    })
+}
+
+/// The registered composite kind of model-file key `key`.
+pub fn composite_kind(key: &str) -> Option<&'static CompositeKind> {
+    composite_kinds().iter().copied().find(|k| k.key == key)
+}
+
+/// Error if two registrations share a type name (or a composite key).
 pub fn check_registry() -> Result<(), String> {
     let kinds = element_kinds();
     for w in kinds.windows(2) {
@@ -150,6 +241,14 @@ pub fn check_registry() -> Result<(), String> {
             return Err(format!(
                 "element type `{}` is registered twice",
                 w[0].type_name
+            ));
+        }
+    }
+    for w in composite_kinds().windows(2) {
+        if w[0].key == w[1].key {
+            return Err(format!(
+                "composite model-file key `{}` is registered twice",
+                w[0].key
             ));
         }
     }
@@ -176,6 +275,26 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<
         type_name: def.type_name.clone(),
         message: e.to_string(),
     })
+}
+
+/// The first `` `name` `` of a message: the field a serde error complains about.
+pub fn backticked(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(message[start..start + len].to_string())
+}
+
+/// The kind of a model-file value in words (`"a number"`, `"a table"`, ...), for messages.
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
 }
 
 /// An [`BuildError::InvalidParameter`] for `parameter` of `element` (its name, or

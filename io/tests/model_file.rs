@@ -809,8 +809,9 @@ fn rejects_wrong_value_types() {
 }
 
 #[test]
-fn rejects_beam_line_without_beam_element() {
-    // This test binary registers no `beam` type: a beam line names it, the file and the line.
+fn rejects_composite_key_without_the_element_library() {
+    // This test binary links no element library: `beam_lines` is not a registered composite
+    // key, and the message says where it comes from.
     let text = format!(
         "{BASE}\n[[beam_lines]]\nname = \"rod\"\nfrom = \"ground\"\nto = \"crank\"\nelements = 2\nE = 1.0\n"
     );
@@ -820,9 +821,9 @@ fn rejects_beam_line_without_beam_element() {
         &msg,
         &[
             &format!("model.toml:{line}:"),
-            "beam line `rod`",
-            "element type `beam` is not registered",
-            "building element `rod_e1`",
+            "unknown top-level key `beam_lines`",
+            "`simulation`, `nodes`, `elements`",
+            "come with the element library",
         ],
     );
 }

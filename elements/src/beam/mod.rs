@@ -93,12 +93,14 @@ use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
 mod element;
+mod line;
 mod mesher;
 mod section;
 #[cfg(test)]
 mod tests;
 
 pub use element::{build_beam, Beam};
+pub use line::MAX_BEAM_LINE_ELEMENTS;
 pub use mesher::{BeamBuilder, BeamLine};
 pub use section::{BeamSection, BeamSpec};
 

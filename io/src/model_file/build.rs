@@ -1,7 +1,7 @@
 //! From the parsed document to a [`Model`]: simulation settings, nodes, elements through the
 //! registry, with located errors.
 
-use super::beam_lines::*;
+use super::composites::*;
 use super::spans::*;
 use super::*;
 
@@ -164,25 +164,10 @@ pub(super) fn parse_entry<T: DeserializeOwned>(
     })
 }
 
-/// The first `` `name` `` in a message (serde names fields this way).
-pub(super) fn backticked(message: &str) -> Option<String> {
-    let start = message.find('`')? + 1;
-    let len = message[start..].find('`')?;
-    Some(message[start..start + len].to_string())
-}
+pub(super) use saltus_core::registry::{backticked, json_type};
 
-pub(super) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "a table",
-    }
-}
-
-pub(super) const TOP_LEVEL_KEYS: [&str; 4] = ["simulation", "nodes", "beam_lines", "elements"];
+/// Top-level keys besides the registered composite keys (`saltus_core::registry::CompositeKind`).
+pub(super) const TOP_LEVEL_KEYS: [&str; 3] = ["simulation", "nodes", "elements"];
 
 pub(super) fn build(
     root: &Value,
@@ -199,12 +184,15 @@ pub(super) fn build(
         ));
     };
     for k in top.keys() {
-        if !TOP_LEVEL_KEYS.contains(&k.as_str()) {
+        if !TOP_LEVEL_KEYS.contains(&k.as_str()) && composite_kind(k).is_none() {
+            let mut known: Vec<String> = TOP_LEVEL_KEYS.iter().map(|k| format!("`{k}`")).collect();
+            known.extend(composite_kinds().iter().map(|c| format!("`{}`", c.key)));
             return Err(structure(
                 &[key(k)],
                 format!(
-                    "unknown top-level key `{k}`; expected `simulation`, `nodes`, \
-                     `beam_lines` or `elements`"
+                    "unknown top-level key `{k}`; expected one of {} (composite keys such as \
+                     `beam_lines` come with the element library)",
+                    known.join(", ")
                 ),
             ));
         }
@@ -308,35 +296,14 @@ pub(super) fn build(
         node_first.insert(entry.name, i);
     }
 
-    // [[beam_lines]]
+    // Composites ([[beam_lines]], ...): nodes and elements generated from one entry.
     let mut defs = Vec::new();
-    // First definition line of every element name (generated beam elements: their line's
-    // `name` key).
+    // First definition line of every element name (generated elements: their entry's `name`
+    // key).
     let mut element_first: HashMap<String, Option<u32>> = HashMap::new();
-    match top.get("beam_lines") {
-        None => {}
-        Some(Value::Array(lines)) => {
-            let mut line_first: HashMap<String, usize> = HashMap::new();
-            for (i, v) in lines.iter().enumerate() {
-                mesh_beam_line(
-                    v,
-                    i,
-                    cx,
-                    &mut model,
-                    &mut defs,
-                    &mut element_first,
-                    &mut line_first,
-                )?;
-            }
-        }
-        Some(v) => {
-            return Err(structure(
-                &[key("beam_lines")],
-                format!(
-                    "`beam_lines` must be an array of tables, found {}",
-                    json_type(v)
-                ),
-            ))
+    for kind in composite_kinds() {
+        if let Some(v) = top.get(kind.key) {
+            expand_composites(kind, v, cx, &mut model, &mut defs, &mut element_first)?;
         }
     }
 
@@ -476,38 +443,6 @@ pub(super) fn build(
         defs.push(def);
     }
     Ok((simulation, model, defs))
-}
-
-/// The beam-line key a `beam` build error points at (if it names one) and its message.
-pub(super) fn beam_build_error(
-    e: &BuildError,
-    obj: &Map<String, Value>,
-) -> (Option<String>, String) {
-    let in_entry = |p: &str| {
-        let head = p.split(['.', '[']).next().unwrap_or(p);
-        obj.contains_key(head).then(|| head.to_string())
-    };
-    match e {
-        BuildError::UnknownType { .. } => (
-            None,
-            format!(
-                "element type `{BEAM_TYPE}` is not registered (link the element library, e.g. \
-                 through the `saltus` crate): {e}"
-            ),
-        ),
-        BuildError::InvalidParameter {
-            parameter, message, ..
-        } => match in_entry(parameter) {
-            Some(k) => (Some(k), message.clone()),
-            None => (Some(parameter.clone()), message.clone()),
-        },
-        BuildError::Parameters { message, .. } => {
-            let field = backticked(message);
-            let k = field.as_deref().and_then(in_entry).or(field);
-            (k, message.clone())
-        }
-        _ => (None, e.to_string()),
-    }
 }
 
 /// Where inside an element entry a build error points, and which parameter it names.

@@ -1,11 +1,12 @@
 //! Model files in TOML or JSON (same structure; see the crate docs for an example).
 //!
-//! A model file has three top-level keys:
+//! Top-level keys:
 //!
 //! * `simulation` (optional table): [`SimulationSettings`], every key optional;
 //! * `nodes` (required, non-empty array of tables): one entry per node, see [`load_model`];
-//! * `beam_lines` (optional array of tables): straight beams meshed into `beam` elements, see
-//!   below;
+//! * composite keys registered by the element library (`saltus_core::register_composite!`),
+//!   e.g. `beam_lines` (optional array of tables): straight beams meshed into `beam` elements by
+//!   `saltus_elements::beam`, see below;
 //! * `elements` (optional array of tables): `type`, `name`, `nodes` and type-specific parameters,
 //!   handed to the element's registered build function as a JSON object.
 //!
@@ -42,17 +43,17 @@
 //! the offending parameter, e.g.
 //! `slider.toml:14: element `hinge`: parameter `axis` must be finite, got [NaN, 0.0, 1.0]`.
 
-use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3, Vector4};
-use saltus_core::{BuildError, ElementDef, Model, NodeDef, NodeKind, NodeState, PrescribedMotion};
+use nalgebra::{UnitQuaternion, Vector3, Vector4};
+use saltus_core::{BuildError, ElementDef, Model, NodeDef, NodeKind, PrescribedMotion};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-mod beam_lines;
 mod build;
+mod composites;
 mod spans;
 #[cfg(test)]
 mod tests;
@@ -61,8 +62,6 @@ use build::build;
 use spans::{parse_json, parse_toml, Cx};
 #[cfg(test)]
 use {build::*, spans::*};
-
-pub use beam_lines::MAX_BEAM_LINE_ELEMENTS;
 
 /// Tolerance on `|‖q‖ − 1|` below which a given rotation quaternion is normalized silently.
 pub const QUATERNION_NORM_TOLERANCE: f64 = 1e-6;
@@ -366,17 +365,15 @@ pub enum IoError {
         /// The build error.
         source: Box<BuildError>,
     },
-    /// An invalid `[[beam_lines]]` entry, or a failure to mesh it (a generated name already in
-    /// use, a `beam` element rejecting the parameters).
-    #[error(
-        "{location}: beam line `{beam_line}`{}: {message}",
-        param_suffix(parameter)
-    )]
-    BeamLine {
+    /// An invalid composite entry (`[[beam_lines]]`, ...), or a failure to expand it (a
+    /// generated name already in use, a generated element rejecting the parameters).
+    #[error("{location}: {entry}{}: {message}", param_suffix(parameter))]
+    Composite {
         /// Where (the line of the offending key where it can be found).
         location: Location,
-        /// Beam line name (`#k` for the k-th entry if it has no name).
-        beam_line: String,
+        /// The entry: its kind and name, e.g. ``beam line `rod` `` (`#k` for the k-th entry if
+        /// it has no name).
+        entry: String,
         /// The offending key, if any.
         parameter: Option<String>,
         /// What is wrong.
@@ -410,7 +407,7 @@ impl IoError {
             | IoError::Node { location, .. }
             | IoError::ElementEntry { location, .. }
             | IoError::Element { location, .. }
-            | IoError::BeamLine { location, .. }
+            | IoError::Composite { location, .. }
             | IoError::Duplicate { location, .. } => Some(location),
         }
     }

@@ -195,10 +195,16 @@ pub(super) fn non_finite(root: &toml::Value, path: &[Seg], value: f64, cx: &Cx) 
                 message,
             }
         }
-        [Seg::Key(s), Seg::Index(i), rest @ ..] if s == "beam_lines" && !rest.is_empty() => {
-            IoError::BeamLine {
+        [Seg::Key(s), Seg::Index(i), rest @ ..]
+            if !rest.is_empty() && saltus_core::registry::composite_kind(s).is_some() =>
+        {
+            IoError::Composite {
                 location,
-                beam_line: entry_name("beam_lines", *i),
+                entry: format!(
+                    "{} `{}`",
+                    saltus_core::registry::composite_kind(s).map_or("entry", |k| k.label),
+                    entry_name(s, *i)
+                ),
                 parameter: Some(path_string(rest)),
                 message,
             }

@@ -1,66 +1,21 @@
-//! `[[beam_lines]]` in model files: meshing (names, positions, rotations, velocities, element
-//! definitions), TOML/JSON equivalence and one test per rejection.
-//!
-//! The registry of this test binary holds a stand-in `beam` element (the real one lives in
-//! `saltus-elements`, which `saltus-io` does not depend on) that validates a few parameters
-//! like the real one; `tests/beam_model_file.rs` at the workspace root checks the meshing
-//! against `BeamBuilder` with the real element.
+//! `[[beam_lines]]` in model files: the composite kind registered by the element library
+//! (`saltus_elements::beam`) expanded by the model-file reader — meshing (names, positions,
+//! rotations, velocities, element definitions), TOML/JSON equivalence and one test per
+//! rejection, each located at its file line. `tests/beam_model_file.rs` checks the meshing
+//! against `BeamBuilder` bit for bit.
 
-use nalgebra::{Matrix3, UnitQuaternion, Vector3};
-use saltus_core::registry::{parse_params, require_positive};
-use saltus_core::{BuildCx, BuildError, Element, ElementDef, Levels, NodeId, NodeKind};
-use saltus_io::{parse_str, Format, IoError};
-use serde::Deserialize;
+use saltus::core::{BuildCx, BuildError, Element, ElementDef, NodeId, NodeKind};
+use saltus::io::{Format, IoError, ModelFile};
+use saltus::prelude::{Matrix3, UnitQuaternion, Vector3};
+
+/// Parse with the element library linked (it registers `beam` and `beam_lines`).
+fn parse_str(text: &str, format: Format, file: &str) -> Result<ModelFile, IoError> {
+    saltus::elements::link();
+    saltus::io::parse_str(text, format, file)
+}
 
 // ---------------------------------------------------------------------------------------------
-// Test elements
-
-/// Stand-in for the real `beam`: two frame nodes, `E` > 0, known keys only.
-#[derive(Debug)]
-struct FakeBeam {
-    nodes: Vec<NodeId>,
-}
-
-impl Element for FakeBeam {
-    fn type_name(&self) -> &'static str {
-        "beam"
-    }
-    fn nodes(&self) -> &[NodeId] {
-        &self.nodes
-    }
-    fn levels(&self) -> Levels {
-        Levels::NONE
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct FakeBeamSpec {
-    #[serde(rename = "E")]
-    e: f64,
-    nu: f64,
-    #[serde(rename = "A")]
-    a: f64,
-    rho: f64,
-    #[serde(default)]
-    orientation: Option<[f64; 3]>,
-}
-
-fn build_fake_beam(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {
-    let nodes = cx.resolve_nodes(def, &[Some(NodeKind::Frame), Some(NodeKind::Frame)])?;
-    let spec: FakeBeamSpec = parse_params(def)?;
-    require_positive(def, "E", spec.e)?;
-    Ok(Box::new(FakeBeam { nodes }))
-}
-
-saltus_core::register_element! {
-    type_name: "beam",
-    summary: "test: stand-in beam",
-    build: build_fake_beam,
-    example: || serde_json::json!({"E": 1.0, "nu": 0.3, "A": 1.0, "rho": 1.0}),
-    example_nodes: &[NodeKind::Frame, NodeKind::Frame],
-}
+// Test element
 
 /// A one-node element (any kind) to refer to generated nodes from `[[elements]]`.
 #[derive(Debug)]
@@ -75,9 +30,6 @@ impl Element for TestMass {
     fn nodes(&self) -> &[NodeId] {
         &self.nodes
     }
-    fn levels(&self) -> Levels {
-        Levels::NONE
-    }
 }
 
 fn build_test_mass(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {
@@ -85,7 +37,7 @@ fn build_test_mass(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element
     Ok(Box::new(TestMass { nodes }))
 }
 
-saltus_core::register_element! {
+saltus::core::register_element! {
     type_name: "test_mass",
     summary: "test: one-node element",
     build: build_test_mass,
@@ -123,6 +75,8 @@ elements = 3
 E = 2.0e6
 nu = 0.3
 A = 1e-2
+I2 = 2e-5
+I3 = 1e-5
 rho = 800.0
 
 [[elements]]
@@ -140,7 +94,7 @@ const JSON_MODEL: &str = r#"{
   ],
   "beam_lines": [
     { "name": "rod", "from": "a", "to": "b", "elements": 3,
-      "E": 2.0e6, "nu": 0.3, "A": 1e-2, "rho": 800.0 }
+      "E": 2.0e6, "nu": 0.3, "A": 1e-2, "I2": 2e-5, "I3": 1e-5, "rho": 800.0 }
   ],
   "elements": [
     { "type": "test_mass", "name": "m", "nodes": ["rod_n1"] }
@@ -169,8 +123,8 @@ fn assert_has(msg: &str, needles: &[&str]) {
     }
 }
 
-/// Check a rejection: message parts, and the error is a `BeamLine` error at `line` naming
-/// `parameter`.
+/// Check a rejection: message parts, and the error is a composite (beam line) error at `line`
+/// naming `parameter`.
 #[track_caller]
 fn check_rejection(text: &str, line: usize, parameter: Option<&str>, needles: &[&str]) {
     let e = toml_err(text);
@@ -178,11 +132,13 @@ fn check_rejection(text: &str, line: usize, parameter: Option<&str>, needles: &[
     assert_has(&msg, &[&format!("model.toml:{line}:")]);
     assert_has(&msg, needles);
     match e {
-        IoError::BeamLine {
+        IoError::Composite {
             parameter: p,
             location,
+            entry,
             ..
         } => {
+            assert!(entry.starts_with("beam line `"), "{entry}");
             assert_eq!(p.as_deref(), parameter, "{msg}");
             assert_eq!(location.line, Some(line as u32), "{msg}");
         }
@@ -232,7 +188,7 @@ fn check_model(mf: &saltus_io::ModelFile) {
         assert_eq!(d.type_name, "beam");
         assert_eq!(
             d.parameters,
-            serde_json::json!({"E": 2.0e6, "nu": 0.3, "A": 1e-2, "rho": 800.0})
+            serde_json::json!({"E": 2.0e6, "nu": 0.3, "A": 1e-2, "I2": 2e-5, "I3": 1e-5, "rho": 800.0})
         );
     }
     assert_eq!(mf.model.elements()[1].nodes(), &[NodeId(3), NodeId(4)]);
@@ -273,6 +229,8 @@ elements = 2
 E = 1.0
 nu = 0.3
 A = 1.0
+I2 = 0.1
+I3 = 0.1
 rho = 1.0
 "#;
     // [[beam_lines]] after [[elements]] in the text: still meshed before the elements.
@@ -411,7 +369,6 @@ fn rejects_invalid_beam_parameters_at_their_line() {
             "beam line `rod`",
             "parameter `E`",
             "must be finite and > 0, got -2000000",
-            "building element `rod_e1`",
         ],
     );
     let text = TOML_MODEL.replace("rho = 800.0", "rho = 800.0\nRho = 1.0");
@@ -421,12 +378,20 @@ fn rejects_invalid_beam_parameters_at_their_line() {
         Some("Rho"),
         &["parameter `Rho`", "unknown field `Rho`"],
     );
-    let text = TOML_MODEL.replace("nu = 0.3\n", "");
+    let text = TOML_MODEL.replace("I2 = 2e-5\n", "");
     check_rejection(
         &text,
         line_of(&text, "[[beam_lines]]"),
+        Some("I2"),
+        &["missing field `I2`"],
+    );
+    // A rule of the real section: Poisson's ratio in (−1, 0.5].
+    let text = TOML_MODEL.replace("nu = 0.3", "nu = 0.7");
+    check_rejection(
+        &text,
+        line_of(&text, "nu = 0.7"),
         Some("nu"),
-        &["missing field `nu`"],
+        &["parameter `nu`", "must be in (-1, 0.5], got 0.7"],
     );
     let text = TOML_MODEL.replace("A = 1e-2", "A = nan");
     check_rejection(
