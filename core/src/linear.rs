@@ -72,7 +72,7 @@ fn permutation_sign(perm: &[usize], visited: &mut [bool]) -> i8 {
         }
         transpositions += len - 1;
     }
-    if transpositions % 2 == 0 {
+    if transpositions.is_multiple_of(2) {
         1
     } else {
         -1
