@@ -19,6 +19,7 @@
 //! | `/solver/line_search` | `[n, S]` | u64, one column per stage | – |
 //! | `/solver/residual` | `[n, S]` | f64, one column per stage | – |
 //! | `/solver/h` | `[n]` | f64 | s |
+//! | `/solver` attributes | scalar | bool, i64, f64, UTF-8 | run-level results ([`ResultSink::solver_attributes`]) |
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
 //!
 //! Every per-step dataset is chunked and extendible along its first axis and grows by one
