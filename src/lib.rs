@@ -38,7 +38,8 @@ pub mod prelude {
         OutputSpec, OutputState, PhysicsState, ResultSink,
     };
     pub use saltus_solvers::{
-        solve_static, Nsga, NsgaOptions, RunSummary, SolveError, StaticOptions,
+        solve_static, solve_static_with_sink, Nsga, NsgaOptions, RunSummary, SolveError, Stability,
+        StaticOptions, StaticSummary,
     };
 }
 

@@ -26,7 +26,8 @@ pub use element::{
 pub use model::{BuildError, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 pub use output::{
-    ContactRow, MemorySink, OutputLayout, ResultSink, SinkError, StageStep, StepRecord, StepStats,
+    AttributeValue, ContactRow, MemorySink, OutputLayout, ResultSink, SinkError, StageStep,
+    StepRecord, StepStats,
 };
 pub use physics::{Force, ForceTerms, Inertia, NodeInertia, PhysicsState};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};

@@ -1,10 +1,14 @@
 //! Sparse LU (faer) with the symbolic factorization reused while the pattern generation holds.
 //! Partial pivoting: the iteration matrices are unsymmetric (friction, Lie-group tangents).
+//!
+//! The factorization is faer's simplicial LU, kept as its factors (`P A Q = L U`, `L` unit
+//! lower triangular), so besides solves it gives the sign and magnitude of `det A`
+//! ([`SparseLu::determinant`]) at the cost of one pass over `U`'s diagonal.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::lu::{
-    factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu,
-};
+use faer::perm::PermRef;
+use faer::sparse::linalg::lu::simplicial::{factorize_simplicial_numeric_lu, SimplicialLu};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
@@ -41,11 +45,51 @@ fn pattern(
     Ok((n, col_ptr, pattern))
 }
 
+/// Sign and magnitude of a determinant, `det A = sign · exp(ln_abs)` (the magnitude of the
+/// determinant of an iteration matrix over- or underflows `f64` for all but tiny models).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Determinant {
+    /// `+1`, `−1`, or `0` when a pivot of `U` is zero or not finite (numerically singular).
+    pub sign: i8,
+    /// `ln |det A|` (`−∞` when `sign == 0`).
+    pub ln_abs: f64,
+}
+
+/// Sign of a permutation given as `perm[i]` = image of `i`: `(−1)^(n − cycles)`.
+fn permutation_sign(perm: &[usize], visited: &mut [bool]) -> i8 {
+    visited.fill(false);
+    let mut transpositions = 0usize;
+    for start in 0..perm.len() {
+        if visited[start] {
+            continue;
+        }
+        let mut i = start;
+        let mut len = 0usize;
+        while !visited[i] {
+            visited[i] = true;
+            i = perm[i];
+            len += 1;
+        }
+        transpositions += len - 1;
+    }
+    if transpositions.is_multiple_of(2) {
+        1
+    } else {
+        -1
+    }
+}
+
 /// Sparse LU solver keeping the symbolic factorization and all workspaces between calls.
 pub struct SparseLu {
     generation: Option<u64>,
     symbolic: Option<SymbolicLu<usize>>,
-    numeric: NumericLu<usize, f64>,
+    /// Factors of the last factorization (simplicial: forced in [`SparseLu::analyze`]).
+    numeric: SimplicialLu<usize, f64>,
+    /// Row pivoting permutation of the last factorization and its inverse.
+    row_perm: Vec<usize>,
+    row_perm_inv: Vec<usize>,
+    /// Whether the factors belong to a successful factorization.
+    factorized: bool,
     mem: MemBuffer,
     par: Par,
     /// Number of symbolic factorizations performed (for benchmarks and tests).
@@ -76,7 +120,10 @@ impl SparseLu {
         Self {
             generation: None,
             symbolic: None,
-            numeric: NumericLu::new(),
+            numeric: SimplicialLu::new(),
+            row_perm: Vec::new(),
+            row_perm_inv: Vec::new(),
+            factorized: false,
             mem: MemBuffer::new(StackReq::EMPTY),
             par: Par::Seq,
             symbolic_count: 0,
@@ -106,6 +153,9 @@ impl SparseLu {
                 .factorize_numeric_lu_scratch::<f64>(self.par, Default::default())
                 .or(sym.solve_in_place_scratch::<f64>(1, self.par));
             self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
+            self.row_perm = vec![0; n];
+            self.row_perm_inv = vec![0; n];
+            self.factorized = false;
             // Size the numeric storage now: faer grows L and U while it factorizes (the fill
             // depends on the pivot sequence) and offers no way to reserve them. Factorizing
             // representative matrices on the pattern — no pivoting, then pivoting away from
@@ -129,12 +179,13 @@ impl SparseLu {
                     }
                 }
                 // A failure (structurally singular sample) only leaves less storage sized.
-                let _ = sym.factorize_numeric_lu(
+                let _ = factorize_simplicial_numeric_lu(
+                    &mut self.row_perm,
+                    &mut self.row_perm_inv,
                     &mut self.numeric,
                     SparseColMatRef::new(pattern, &values),
-                    self.par,
+                    sym.col_perm(),
                     MemStack::new(&mut self.mem),
-                    Default::default(),
                 );
             }
             self.symbolic = Some(sym);
@@ -152,16 +203,60 @@ impl SparseLu {
         let Some(sym) = self.symbolic.as_ref() else {
             return Err(LinearError::Symbolic("no symbolic factorization".into()));
         };
-        sym.factorize_numeric_lu(
+        self.factorized = false;
+        factorize_simplicial_numeric_lu(
+            &mut self.row_perm,
+            &mut self.row_perm_inv,
             &mut self.numeric,
             SparseColMatRef::new(pattern, a.data()),
-            self.par,
+            sym.col_perm(),
             MemStack::new(&mut self.mem),
-            Default::default(),
         )
         .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
+        self.factorized = true;
         self.numeric_count += 1;
         Ok(())
+    }
+
+    /// Sign and magnitude of the determinant of the last factorized matrix, from the factors:
+    /// `P A Q = L U` with `L` unit lower triangular gives
+    /// `det A = sgn(P) sgn(Q) Π_i U_ii`. `None` before a successful factorization.
+    ///
+    /// The sign is that of the computed factors, i.e. of `det(A + E)` with `E` the backward
+    /// error of the LU (`‖E‖ ≈ ε ‖A‖` times the pivot growth): it is reliable unless `A` is
+    /// within that distance of a singular matrix. Allocates one `bool` per row.
+    pub fn determinant(&self) -> Option<Determinant> {
+        let sym = self.symbolic.as_ref()?;
+        if !self.factorized {
+            return None;
+        }
+        let u = self.numeric.u_factor_unsorted();
+        let n = u.ncols();
+        let mut sign: i8 = 1;
+        let mut ln_abs = 0.0;
+        for j in 0..n {
+            // The pivot is the entry of row j in column j (row indices may be unsorted).
+            let d = u
+                .row_idx_of_col_raw(j)
+                .iter()
+                .zip(u.val_of_col(j))
+                .find_map(|(&i, &v)| (i == j).then_some(v))
+                .unwrap_or(0.0);
+            if d == 0.0 || !d.is_finite() {
+                return Some(Determinant {
+                    sign: 0,
+                    ln_abs: f64::NEG_INFINITY,
+                });
+            }
+            if d < 0.0 {
+                sign = -sign;
+            }
+            ln_abs += d.abs().ln();
+        }
+        let mut visited = vec![false; n];
+        sign *= permutation_sign(&self.row_perm, &mut visited);
+        sign *= permutation_sign(sym.col_perm().arrays().0, &mut visited);
+        Some(Determinant { sign, ln_abs })
     }
 
     /// Solve `A x = b` in place (`b` overwritten by `x`) with the last factorization.
@@ -169,9 +264,15 @@ impl SparseLu {
         let Some(sym) = self.symbolic.as_ref() else {
             return Err(LinearError::Symbolic("solve before factorize".into()));
         };
+        if !self.factorized {
+            return Err(LinearError::Numeric("solve without a factorization".into()));
+        }
         let n = b.len();
         let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
-        LuRef::new_unchecked(sym, &self.numeric).solve_in_place_with_conj(
+        let row_perm = PermRef::new_checked(&self.row_perm, &self.row_perm_inv, n);
+        self.numeric.solve_in_place_with_conj(
+            row_perm,
+            sym.col_perm(),
             Conj::No,
             rhs,
             self.par,
@@ -223,5 +324,114 @@ mod tests {
         }
         assert_eq!(lu.symbolic_count, 1);
         assert_eq!(lu.numeric_count, 3);
+    }
+
+    fn csc(n: usize, entries: &[(usize, usize, f64)]) -> sprs::CsMat<f64> {
+        let mut t = TriMat::new((n, n));
+        for &(r, c, v) in entries {
+            t.add_triplet(r, c, v);
+        }
+        t.to_csc()
+    }
+
+    /// Determinant of a dense copy by Gaussian elimination with partial pivoting (reference).
+    fn dense_det(a: &sprs::CsMat<f64>) -> f64 {
+        let n = a.rows();
+        let mut m = vec![vec![0.0; n]; n];
+        for (v, (r, c)) in a.iter() {
+            m[r][c] += v;
+        }
+        let mut det = 1.0;
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| m[i][k].abs().total_cmp(&m[j][k].abs()))
+                .unwrap();
+            if p != k {
+                m.swap(p, k);
+                det = -det;
+            }
+            det *= m[k][k];
+            for i in k + 1..n {
+                let f = m[i][k] / m[k][k];
+                for j in k..n {
+                    m[i][j] -= f * m[k][j];
+                }
+            }
+        }
+        det
+    }
+
+    #[test]
+    fn determinant_sign_and_magnitude_match_dense_elimination() {
+        // Zero diagonal (row pivoting) and an unsymmetric fill pattern (column ordering).
+        let a = csc(
+            4,
+            &[
+                (0, 0, 0.0),
+                (0, 1, 2.0),
+                (0, 3, -1.0),
+                (1, 0, 3.0),
+                (1, 1, 1.0),
+                (2, 2, -4.0),
+                (2, 0, 1.5),
+                (3, 1, 0.5),
+                (3, 3, 2.5),
+                (3, 2, 1.0),
+            ],
+        );
+        let mut lu = SparseLu::new();
+        assert!(lu.determinant().is_none(), "no factorization yet");
+        lu.factorize(&a, 1).unwrap();
+        let d = lu.determinant().unwrap();
+        let reference = dense_det(&a);
+        assert_eq!(d.sign as f64, reference.signum());
+        // 4×4 with O(1) entries: ln|det| agrees to round-off.
+        assert!(
+            (d.ln_abs - reference.abs().ln()).abs() < 1e-12,
+            "{d:?} vs {reference}"
+        );
+    }
+
+    /// A saddle-point matrix `[[K, Gᵀ], [G, −δI]]` with `K` positive definite on the null space
+    /// of `G` has the inertia `(n, m, 0)`: `sign det = (−1)^m`. One negative eigenvalue of the
+    /// reduced stiffness flips it. This is what static stability monitoring relies on.
+    #[test]
+    fn saddle_point_determinant_sign_counts_constraints_and_reduced_stiffness() {
+        // Three node unknowns, one constraint x0 − x1 = 0 (m = 1), tiny regularization.
+        let build = |k11: f64| {
+            csc(
+                4,
+                &[
+                    (0, 0, 2.0),
+                    (0, 1, -1.0),
+                    (1, 0, -1.0),
+                    (1, 1, k11),
+                    (1, 2, -1.0),
+                    (2, 1, -1.0),
+                    (2, 2, 2.0),
+                    (0, 3, 1.0),
+                    (1, 3, -1.0),
+                    (3, 0, 1.0),
+                    (3, 1, -1.0),
+                    (3, 3, -1e-10),
+                ],
+            )
+        };
+        let mut lu = SparseLu::new();
+        // Reduced stiffness on x0 = x1 = a, x2 = b: vᵀKv = k11 a² − 2ab + 2b², i.e.
+        // [[k11, −1], [−1, 2]]: positive definite for k11 > 1/2, one negative eigenvalue below.
+        lu.factorize(&build(4.0), 1).unwrap();
+        assert_eq!(lu.determinant().unwrap().sign, -1, "(−1)^m with m = 1");
+        lu.factorize(&build(0.25), 1).unwrap();
+        assert_eq!(lu.determinant().unwrap().sign, 1, "one unstable direction");
+    }
+
+    #[test]
+    fn permutation_signs() {
+        let mut v = vec![false; 4];
+        assert_eq!(permutation_sign(&[0, 1, 2, 3], &mut v), 1);
+        assert_eq!(permutation_sign(&[1, 0, 2, 3], &mut v), -1);
+        assert_eq!(permutation_sign(&[1, 2, 0, 3], &mut v), 1);
+        assert_eq!(permutation_sign(&[1, 2, 3, 0], &mut v), -1);
     }
 }

@@ -153,12 +153,36 @@ pub struct StepRecord<'a> {
 #[error("result sink: {0}")]
 pub struct SinkError(pub String);
 
+/// Value of a run-level solver result ([`ResultSink::solver_attributes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttributeValue {
+    /// A flag.
+    Bool(bool),
+    /// A count.
+    Int(i64),
+    /// A number (NaN: not applicable).
+    Float(f64),
+    /// A message.
+    Text(String),
+}
+
 /// Consumer of converged steps.
 pub trait ResultSink {
     /// Called once before the first record.
     fn begin(&mut self, layout: &OutputLayout) -> Result<(), SinkError>;
     /// Called for the initial state and after every converged step.
     fn record(&mut self, record: &StepRecord<'_>) -> Result<(), SinkError>;
+    /// Run-level results of the solver as `(name, value)` pairs (e.g. the stability of a
+    /// static solve), given after the last record and before [`ResultSink::finish`]; a name
+    /// given again replaces its value. The HDF5 sink writes them as attributes of `/solver`.
+    /// Default: ignored.
+    fn solver_attributes(
+        &mut self,
+        attributes: &[(&str, AttributeValue)],
+    ) -> Result<(), SinkError> {
+        let _ = attributes;
+        Ok(())
+    }
     /// Called at the end of the run, also after a failure (flush what was written).
     fn finish(&mut self) -> Result<(), SinkError>;
 }
@@ -180,6 +204,8 @@ pub struct MemorySink {
     pub energy: Vec<Energy>,
     /// Contact table per record.
     pub contacts: Vec<Vec<ContactRow>>,
+    /// Run-level solver results ([`ResultSink::solver_attributes`]), in the order given.
+    pub solver_attributes: Vec<(String, AttributeValue)>,
 }
 
 impl MemorySink {
@@ -218,6 +244,20 @@ impl ResultSink for MemorySink {
         self.stats.push(r.stats);
         self.energy.push(r.energy);
         self.contacts.push(r.contacts.to_vec());
+        Ok(())
+    }
+    fn solver_attributes(
+        &mut self,
+        attributes: &[(&str, AttributeValue)],
+    ) -> Result<(), SinkError> {
+        for (name, value) in attributes {
+            match self.solver_attributes.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => *v = value.clone(),
+                None => self
+                    .solver_attributes
+                    .push((name.to_string(), value.clone())),
+            }
+        }
         Ok(())
     }
     fn finish(&mut self) -> Result<(), SinkError> {

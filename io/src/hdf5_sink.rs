@@ -19,6 +19,7 @@
 //! | `/solver/line_search` | `[n, S]` | u64, one column per stage | – |
 //! | `/solver/residual` | `[n, S]` | f64, one column per stage | – |
 //! | `/solver/h` | `[n]` | f64 | s |
+//! | `/solver` attributes | scalar | bool, i64, f64, UTF-8 | run-level results ([`ResultSink::solver_attributes`]) |
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
 //! | `/contacts/...` | `[m, ...]` | the per-step contact table (`crate::contact_table`) | |
 //!
@@ -31,7 +32,7 @@ use hdf5_metno as hdf5;
 use crate::contact_table::{append_rows, create_extendible, ContactTable};
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Group, H5Type};
-use saltus_core::{OutputLayout, ResultSink, SinkError, StepRecord};
+use saltus_core::{AttributeValue, OutputLayout, ResultSink, SinkError, StepRecord};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -554,6 +555,45 @@ impl ResultSink for Hdf5Sink {
         self.since_flush += 1;
         if self.since_flush >= self.flush_every {
             self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Written as scalar attributes of `/solver` (bool as HDF5's enum bool, `Int` as i64,
+    /// `Float` as f64, `Text` as a variable-length UTF-8 string), replacing any of the same name.
+    fn solver_attributes(
+        &mut self,
+        attributes: &[(&str, AttributeValue)],
+    ) -> Result<(), SinkError> {
+        let path = &self.path;
+        if self.datasets.is_none() {
+            return Err(sink_err(path, "solver attributes", "called before begin"));
+        }
+        let solver = self
+            .file()?
+            .group("solver")
+            .map_err(|e| sink_err(path, "group `/solver`", e))?;
+        for (name, value) in attributes {
+            let err = |e: hdf5::Error| sink_err(path, &format!("attribute `/solver/{name}`"), e);
+            if solver.attr_names().map_err(err)?.iter().any(|n| n == name) {
+                solver.delete_attr(name).map_err(err)?;
+            }
+            match value {
+                AttributeValue::Bool(v) => solver
+                    .new_attr::<bool>()
+                    .create(*name)
+                    .and_then(|a| a.write_scalar(v)),
+                AttributeValue::Int(v) => solver
+                    .new_attr::<i64>()
+                    .create(*name)
+                    .and_then(|a| a.write_scalar(v)),
+                AttributeValue::Float(v) => solver
+                    .new_attr::<f64>()
+                    .create(*name)
+                    .and_then(|a| a.write_scalar(v)),
+                AttributeValue::Text(v) => write_str_attr(&solver, name, v),
+            }
+            .map_err(err)?;
         }
         Ok(())
     }

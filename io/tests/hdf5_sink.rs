@@ -198,3 +198,41 @@ fn contact_table_rows_per_record() {
         "N*s"
     );
 }
+
+/// Run-level solver results become scalar attributes of `/solver` of their own type; a name
+/// given again replaces its value; before `begin` they are refused.
+#[test]
+fn solver_attributes_are_written_and_replaced() {
+    use saltus_core::AttributeValue::{Bool, Float, Int, Text};
+    let path = tmp("solver_attributes.h5");
+    let mut sink = Hdf5Sink::create(&path).unwrap().with_xdmf(false);
+    assert!(sink.solver_attributes(&[("early", Int(1))]).is_err());
+    sink.begin(&layout()).unwrap();
+    record_steps(&mut sink, 0..2);
+    sink.solver_attributes(&[
+        ("flag", Bool(true)),
+        ("count", Int(3)),
+        ("value", Float(0.25)),
+        ("missing", Float(f64::NAN)),
+        ("message", Text("first".into())),
+    ])
+    .unwrap();
+    sink.solver_attributes(&[("message", Text("second".into())), ("flag", Bool(false))])
+        .unwrap();
+    sink.finish().unwrap();
+
+    let file = hdf5::File::open(&path).unwrap();
+    let solver = file.group("solver").unwrap();
+    let flag: bool = solver.attr("flag").unwrap().read_scalar().unwrap();
+    assert!(!flag, "replaced");
+    let count: i64 = solver.attr("count").unwrap().read_scalar().unwrap();
+    assert_eq!(count, 3);
+    let value: f64 = solver.attr("value").unwrap().read_scalar().unwrap();
+    assert_eq!(value, 0.25);
+    let missing: f64 = solver.attr("missing").unwrap().read_scalar().unwrap();
+    assert!(missing.is_nan());
+    assert_eq!(str_attr(&solver, "message"), "second");
+    let mut names = solver.attr_names().unwrap();
+    names.sort();
+    assert_eq!(names, ["count", "flag", "message", "missing", "value"]);
+}

@@ -13,4 +13,7 @@ pub use error::SolveError;
 pub use nsga::{Coefficients, Nsga, NsgaOptions, RunSummary, NSGA_STAGES};
 pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
 pub use state::{update_position_states, update_velocity_states, State};
-pub use statics::{solve_static, StaticOptions, StaticSummary};
+pub use statics::{
+    solve_static, solve_static_with_sink, stability_attributes, Stability, StaticOptions,
+    StaticSummary, STATIC_STAGE,
+};

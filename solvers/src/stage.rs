@@ -17,7 +17,7 @@ use crate::error::SolveError;
 use crate::state::State;
 use nalgebra::{DMatrix, DVector};
 use saltus_core::assembly::LevelSystem;
-use saltus_core::linear::SparseLu;
+use saltus_core::linear::{Determinant, LinearError, SparseLu};
 use saltus_core::stage::{evaluate_element, evaluate_element_residual};
 use saltus_core::{ElementId, Level, LocalSystem, Model, NodeKind, StepCx};
 
@@ -494,17 +494,13 @@ impl Stage {
     /// exact equations; redundant multipliers are split along the Newton path.
     pub fn solve(&mut self, cx: &StepCx, step: usize) -> Result<(), SolveError> {
         let (level, t) = (cx.level, cx.t);
-        self.system
-            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
         let err = |source| SolveError::Linear {
             step,
             t,
             level,
             source,
         };
-        self.lu
-            .factorize(&self.system.matrix, self.system.generation)
-            .map_err(err)?;
+        self.factorize(cx).map_err(err)?;
         for (d, r) in self.delta.iter_mut().zip(&self.system.rhs) {
             *d = -r;
         }
@@ -518,6 +514,112 @@ impl Stage {
             });
         }
         Ok(())
+    }
+
+    /// Regularize the multiplier block of the assembled matrix (see [`Stage::solve`]) and
+    /// factorize it.
+    fn factorize(&mut self, cx: &StepCx) -> Result<(), LinearError> {
+        self.system
+            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        self.lu
+            .factorize(&self.system.matrix, self.system.generation)
+    }
+
+    /// Sign and magnitude of the determinant of the stage's iteration matrix at the current
+    /// state and multipliers: assemble, regularize and factorize exactly as a Newton iteration
+    /// would (the stage's correction is left unchanged). A numerically singular matrix gives
+    /// sign 0. Used to monitor the stability of static equilibria (see `crate::statics`).
+    pub fn determinant(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+    ) -> Result<Determinant, SolveError> {
+        self.assemble(model, state, cx, step, None)?;
+        match self.factorize(cx) {
+            Ok(()) => Ok(self.lu.determinant().unwrap_or(SINGULAR)),
+            // faer reports a column without any pivot candidate (structurally singular).
+            Err(LinearError::Numeric(_)) => Ok(SINGULAR),
+            Err(source) => Err(SolveError::Linear {
+                step,
+                t: cx.t,
+                level: cx.level,
+                source,
+            }),
+        }
+    }
+
+    /// Eigenvalue of smallest magnitude of the pencil `(S, diag(I, 0))` — `S` the matrix of
+    /// the last [`Stage::determinant`], identity on the node unknowns, zero on the multipliers
+    /// — by subspace iteration on `S⁻¹` with the existing factorization (no new one; a block of
+    /// [`EIGEN_BLOCK`] vectors and a Rayleigh–Ritz step, so that a cluster of nearly equal
+    /// eigenvalues — two bending planes of a symmetric section — settles as fast as a single
+    /// one). It is the eigenvalue nearest zero of the stiffness reduced to the constraint
+    /// tangent space (exactly: of the penalty form `K + (k²/δ) G_qᵀ G_q` that the
+    /// regularization `−δ` of the multiplier block makes of it; its eigenvalues off the tangent
+    /// space are `O(1/δ)`). The Ritz step uses the symmetric part (the matrix is symmetric at
+    /// an equilibrium of a conservative system up to round-off). The metric is the Euclidean
+    /// one of the node unknowns, which mixes N/m (translations) and N m/rad (rotations): the
+    /// value is a margin whose sign and zero crossing are meaningful, not a physical stiffness
+    /// (for point nodes only it is one, in N/m).
+    ///
+    /// `None` if there is no valid factorization or the value has not settled to a relative
+    /// change of `tol` within `max_iterations` block solves (e.g. a complex pair of a strongly
+    /// unsymmetric matrix).
+    pub fn smallest_eigenvalue(&mut self, max_iterations: usize, tol: f64) -> Option<f64> {
+        let (n, nd) = (self.system.n, self.system.n_node_dofs);
+        if nd == 0 || self.lu.determinant().is_none_or(|d| d.sign == 0) {
+            return None;
+        }
+        let p = EIGEN_BLOCK.min(nd);
+        // Deterministic pseudo-random start (not orthogonal to any mode by symmetry).
+        let mut x = DMatrix::<f64>::zeros(nd, p);
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for v in x.iter_mut() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            *v = (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        }
+        let mut y = DMatrix::<f64>::zeros(nd, p);
+        let mut rhs = vec![0.0; n];
+        let mut last = f64::NAN;
+        for _ in 0..max_iterations {
+            if !orthonormalize(&mut x) {
+                return None;
+            }
+            // Y = node part of S⁻¹ [X; 0].
+            for j in 0..p {
+                rhs[..nd].copy_from_slice(x.column(j).as_slice());
+                rhs[nd..].fill(0.0);
+                self.lu.solve_in_place(&mut rhs).ok()?;
+                y.column_mut(j).copy_from_slice(&rhs[..nd]);
+            }
+            // Rayleigh–Ritz: eigenvalues θ of Xᵀ S_r⁻¹ X; the largest |θ| is 1/μ nearest zero.
+            let h = x.tr_mul(&y);
+            let h = (&h + h.transpose()) * 0.5;
+            let theta = h.symmetric_eigenvalues();
+            let top = theta
+                .iter()
+                .copied()
+                .fold(0.0, |a: f64, t| if t.abs() > a.abs() { t } else { a });
+            let mu = 1.0 / top;
+            if !mu.is_finite() {
+                return None;
+            }
+            if (mu - last).abs() <= tol * mu.abs() {
+                return Some(mu);
+            }
+            last = mu;
+            std::mem::swap(&mut x, &mut y);
+        }
+        None
+    }
+
+    /// Number of multiplier unknowns of the stage (rows of the constraint block).
+    pub fn n_multipliers(&self) -> usize {
+        self.mult.len()
     }
 
     /// Newton loop on this stage (step index `step` for error messages). Each iteration
@@ -696,6 +798,35 @@ impl Stage {
         }
     }
 }
+
+/// Block size of the subspace iteration of [`Stage::smallest_eigenvalue`].
+pub const EIGEN_BLOCK: usize = 4;
+
+/// Orthonormalize the columns of `x` (modified Gram–Schmidt, twice for round-off); `false` if
+/// they are (numerically) dependent or not finite.
+fn orthonormalize(x: &mut DMatrix<f64>) -> bool {
+    for j in 0..x.ncols() {
+        for _ in 0..2 {
+            for i in 0..j {
+                let d = x.column(i).dot(&x.column(j));
+                let ci = x.column(i).clone_owned();
+                x.column_mut(j).axpy(-d, &ci, 1.0);
+            }
+        }
+        let norm = x.column(j).norm();
+        if !(norm > 1e-300 && norm.is_finite()) {
+            return false;
+        }
+        x.column_mut(j).scale_mut(1.0 / norm);
+    }
+    true
+}
+
+/// The determinant of a singular matrix.
+const SINGULAR: Determinant = Determinant {
+    sign: 0,
+    ln_abs: f64::NEG_INFINITY,
+};
 
 /// Relative size of a Newton correction at which the iterate has stopped changing beyond
 /// round-off (≈ 500 ulp).
