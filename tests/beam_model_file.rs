@@ -136,6 +136,7 @@ fn beam_lines_mesh_exactly_like_beam_builder() {
         let os = saltus::core::OutputState {
             t: 0.0,
             nodes: &local,
+            kinds: &[NodeKind::Frame; 2],
             mult_smooth: &[],
             mult_position: &[],
             mult_velocity: &[],

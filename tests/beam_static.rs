@@ -84,6 +84,7 @@ fn root_outputs(model: &Model, line: &BeamLine) -> ([f64; 3], [f64; 3], [f64; 3]
     let os = OutputState {
         t: 0.0,
         nodes: &nodes,
+        kinds: &[NodeKind::Frame; 2],
         mult_smooth: &[],
         mult_position: &[],
         mult_velocity: &[],

@@ -173,3 +173,91 @@ fn residual_only_evaluation_matches_the_full_one() {
     }
     assert!(checked > 20, "only {checked} element stages checked");
 }
+
+/// The potential energy of every registered force element is the potential of its forces at
+/// rest: `f = −∂V/∂q` under material variations (`x + ε e_k`, `R exp(ε e_k)`), by central
+/// differences at random states with zero velocities (dampers then exert nothing). Exempt:
+/// `nodal_load`, whose moment is a follower (non-conservative) load by design; elements without
+/// a potential (`V ≡ 0`, e.g. a pure damper) are checked to exert no force at rest.
+#[test]
+fn potential_energy_is_the_potential_of_the_forces_at_rest() {
+    use saltus_core::physics::{ForceTerms, PhysicsState};
+    use saltus_core::{lie, NodeKind};
+    saltus_elements::link();
+    let mut checked = Vec::new();
+    for kind in element_kinds() {
+        if kind.type_name == "nodal_load" {
+            continue;
+        }
+        let element = build_example(kind, &mut Rng::new(0xE0 ^ kind.type_name.len() as u64))
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.type_name));
+        let Some(force) = element.as_force() else {
+            continue;
+        };
+        let kinds = kind.example_nodes;
+        let n: usize = kinds.iter().map(|k| k.ndof()).sum();
+        for seed in SEEDS {
+            let fx = LocalFixture::random(kinds, 0, 0, 0.3, &mut Rng::new(seed));
+            let rest: Vec<NodeState> = fx.smooth.iter().map(|s| NodeState::at(s.x, s.r)).collect();
+            fn ps<'a>(nodes: &'a [NodeState], kinds: &'a [NodeKind]) -> PhysicsState<'a> {
+                PhysicsState {
+                    nodes,
+                    kinds,
+                    t: 0.0,
+                    load_factor: 1.0,
+                    statics: false,
+                    gravity: nalgebra::Vector3::new(0.3, -0.2, -9.81),
+                    tangents: false,
+                    stiffness: false,
+                    damping: false,
+                }
+            }
+            let mut f = vec![0.0; n];
+            let (mut k, mut c) = (vec![0.0; n * n], vec![0.0; n * n]);
+            let mut terms = ForceTerms {
+                f: nalgebra::DVectorViewMut::from_slice(&mut f, n),
+                stiffness: nalgebra::DMatrixViewMut::from_slice(&mut k, n, n),
+                damping: nalgebra::DMatrixViewMut::from_slice(&mut c, n, n),
+            };
+            force.force(&ps(&rest, kinds), &mut terms).unwrap();
+            let mut worst: f64 = 0.0;
+            let mut scale: f64 = 0.0;
+            let mut o = 0;
+            for (i, k) in kinds.iter().enumerate() {
+                for d in 0..k.ndof() {
+                    let v = |sign: f64| {
+                        let mut q = rest.clone();
+                        if d < 3 {
+                            q[i].x[d] += sign * EPS;
+                        } else {
+                            let e = nalgebra::Vector3::ith(d - 3, sign * EPS);
+                            q[i].r *= lie::exp(&e);
+                        }
+                        force.potential_energy(&ps(&q, kinds))
+                    };
+                    let grad = (v(1.0) - v(-1.0)) / (2.0 * EPS);
+                    worst = worst.max((f[o + d] + grad).abs());
+                    scale = scale.max(f[o + d].abs());
+                }
+                o += k.ndof();
+            }
+            // Central differences (ε = 1e-6): truncation ~1e-12·|V'''|, round-off ~1e-16·|V|/ε.
+            assert!(
+                worst <= 1e-6 * (1.0 + scale),
+                "{} seed {seed}: |f + ∂V/∂q| = {worst:e} (|f| {scale:e})",
+                kind.type_name
+            );
+        }
+        checked.push(kind.type_name);
+    }
+    eprintln!("potential energy consistent with the forces: {checked:?}");
+    for t in [
+        "beam",
+        "rigid_body",
+        "point_mass",
+        "spring_damper",
+        "torsional_spring",
+    ] {
+        assert!(checked.contains(&t), "{t} not checked");
+    }
+}

@@ -257,6 +257,8 @@ pub struct OutputState<'a> {
     pub t: f64,
     /// Converged nodes at `t_{n+1}`.
     pub nodes: &'a [NodeState],
+    /// Node kinds (element-local order).
+    pub kinds: &'a [NodeKind],
     /// Converged smooth multipliers `λ̃` (scaled by `k_s`).
     pub mult_smooth: &'a [f64],
     /// Converged position multipliers `ν` (scaled by `k_p`).
@@ -386,9 +388,25 @@ pub trait Element: Send + Sync + fmt::Debug {
     }
     /// Fill the output channels, concatenated in the order of [`Element::outputs`].
     fn write_outputs(&self, _s: &OutputState<'_>, _out: &mut [f64]) {}
-    /// Mechanical energy of the element at the given state.
-    fn energy(&self, _s: &OutputState<'_>) -> Energy {
-        Energy::default()
+    /// Mechanical energy of the element at the given state. Default: the kinetic energy of
+    /// [`Element::as_inertia`] ([`Inertia::kinetic_energy`]) and the potential of
+    /// [`Element::as_force`] ([`Force::potential_energy`]).
+    fn energy(&self, s: &OutputState<'_>) -> Energy {
+        let ps = crate::physics::PhysicsState {
+            nodes: s.nodes,
+            kinds: s.kinds,
+            t: s.t,
+            load_factor: 1.0,
+            statics: false,
+            gravity: s.gravity,
+            tangents: false,
+            stiffness: false,
+            damping: false,
+        };
+        Energy {
+            kinetic: self.as_inertia().map_or(0.0, |i| i.kinetic_energy(&ps)),
+            potential: self.as_force().map_or(0.0, |f| f.potential_energy(&ps)),
+        }
     }
     /// Mass carried by this element \[kg\], used for the characteristic mass of the multiplier
     /// scaling (spec §10: `k_p = p_p = m`). Default: the total mass of [`Element::as_inertia`].

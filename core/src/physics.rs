@@ -171,6 +171,13 @@ pub trait Force: Send + Sync {
     fn dependence(&self) -> Dependence {
         Dependence::ALL
     }
+
+    /// Potential energy `V(q, t)` \[J\] of the conservative part of `f` (elastic energy, the
+    /// potential of gravity and of constant loads: `f_cons = −∂V/∂q`), for the energy outputs.
+    /// Default: 0 (dissipative or non-conservative forces).
+    fn potential_energy(&self, _s: &PhysicsState<'_>) -> f64 {
+        0.0
+    }
 }
 
 /// Inertia of the element's nodes (`contact-elements.md` §2.1, `nsga.md` §11.2): a
@@ -208,6 +215,40 @@ pub trait Inertia: Send + Sync {
     /// What the inertial force depends on (default: nothing, i.e. no inertial force).
     fn inertial_force_dependence(&self) -> Dependence {
         Dependence::NONE
+    }
+
+    /// Kinetic energy `½ vᵀ M v` \[J\] with `v = [ẋ; Ω]` per node (material `Ω`), for the energy
+    /// outputs. The default evaluates it from [`Inertia::node_inertia`] or, without it, from
+    /// [`Inertia::mass_matrix`] (a dense matrix: outputs only, never inside a step).
+    fn kinetic_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        if let Some(blocks) = self.node_inertia() {
+            return s
+                .nodes
+                .iter()
+                .zip(s.kinds)
+                .zip(blocks)
+                .map(|((n, k), b)| {
+                    let rot = if *k == NodeKind::Frame {
+                        n.omega.dot(&(b.inertia * n.omega))
+                    } else {
+                        0.0
+                    };
+                    0.5 * (b.mass * n.v.norm_squared() + rot)
+                })
+                .sum();
+        }
+        let n = s.n();
+        let mut m = nalgebra::DMatrix::zeros(n, n);
+        self.mass_matrix(s.kinds, &mut m.as_view_mut());
+        let mut v = nalgebra::DVector::zeros(n);
+        for (i, node) in s.nodes.iter().enumerate() {
+            let o = s.offset(i);
+            v.fixed_rows_mut::<3>(o).copy_from(&node.v);
+            if s.is_frame(i) {
+                v.fixed_rows_mut::<3>(o + 3).copy_from(&node.omega);
+            }
+        }
+        0.5 * v.dot(&(m * &v))
     }
 }
 

@@ -20,8 +20,8 @@ use saltus_core::physics::Dependence;
 use saltus_core::physics::{add_gyroscopic, rigid_mass_matrix};
 use saltus_core::registry::{parse_params, require_positive};
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, Inertia,
-    NodeId, NodeInertia, NodeKind, OutputState, PhysicsState,
+    BuildCx, BuildError, Element, ElementDef, ElementError, Force, ForceTerms, Inertia, NodeId,
+    NodeInertia, NodeKind, PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 
@@ -235,6 +235,11 @@ impl Force for RigidBody {
     fn dependence(&self) -> Dependence {
         Dependence::NONE
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // Gravity: V = −m g·x.
+        -self.mass * s.gravity.dot(&s.nodes[0].x)
+    }
 }
 
 impl Element for RigidBody {
@@ -256,15 +261,6 @@ impl Element for RigidBody {
 
     fn as_force(&self) -> Option<&dyn Force> {
         Some(self)
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        let n = &s.nodes[0];
-        Energy {
-            kinetic: 0.5 * self.mass * n.v.norm_squared()
-                + 0.5 * n.omega.dot(&(self.inertia * n.omega)),
-            potential: -self.mass * s.gravity.dot(&n.x),
-        }
     }
 }
 
@@ -357,6 +353,11 @@ impl Force for PointMass {
     fn dependence(&self) -> Dependence {
         Dependence::NONE
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // Gravity: V = −m g·x.
+        -self.mass * s.gravity.dot(&s.nodes[0].x)
+    }
 }
 
 impl Element for PointMass {
@@ -378,14 +379,6 @@ impl Element for PointMass {
 
     fn as_force(&self) -> Option<&dyn Force> {
         Some(self)
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        let n = &s.nodes[0];
-        Energy {
-            kinetic: 0.5 * self.mass * n.v.norm_squared(),
-            potential: -self.mass * s.gravity.dot(&n.x),
-        }
     }
 }
 
@@ -541,9 +534,10 @@ mod tests {
         st.v = Vector3::new(1.0, 2.0, 0.0);
         st.omega = Vector3::new(0.0, 1.0, 1.0);
         let nodes = [st];
-        let os = OutputState {
+        let os = saltus_core::OutputState {
             t: 0.0,
             nodes: &nodes,
+            kinds: &[NodeKind::Frame],
             mult_smooth: &[],
             mult_position: &[],
             mult_velocity: &[],

@@ -245,6 +245,7 @@ fn joint_outputs_do_not_allocate() {
         let os = OutputState {
             t: 0.37,
             nodes: &fx.smooth,
+            kinds: &fx.kinds,
             mult_smooth: &fx.mult_smooth,
             mult_position: &fx.mult,
             mult_velocity: &fx.mult,

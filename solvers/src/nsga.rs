@@ -743,6 +743,7 @@ impl Nsga {
         OutputState {
             t: self.t,
             nodes: self.state.gathered_nodes(nn),
+            kinds: self.state.gathered_kinds(nn),
             mult_smooth: self.smooth.element_multipliers(ie),
             mult_position: self.position.element_multipliers(ie),
             mult_velocity: self.velocity.element_multipliers(ie),

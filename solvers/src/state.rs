@@ -287,6 +287,11 @@ impl State {
         &self.gathered.nodes[..nn]
     }
 
+    /// The node kinds of the last gathered element.
+    pub fn gathered_kinds(&self, nn: usize) -> &[NodeKind] {
+        &self.gathered.kinds[..nn]
+    }
+
     /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
     pub(crate) fn scale(&self, positions: bool) -> f64 {
         let mut s: f64 = 0.0;

@@ -611,6 +611,7 @@ impl<'o> StaticSolve<'o> {
             let os = OutputState {
                 t: load_factor,
                 nodes: self.state.gathered_nodes(nn),
+                kinds: self.state.gathered_kinds(nn),
                 mult_smooth: mult,
                 mult_position: &self.zeros[..mult.len()],
                 mult_velocity: &self.zeros[..mult.len()],

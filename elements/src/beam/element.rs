@@ -557,6 +557,17 @@ impl Force for Beam {
         }
         Ok(())
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // Elastic V = ½ L (ε − ε₀)·C (ε − ε₀) and gravity −ρ A L g·(x₁ + x₂)/2.
+        let elastic = match Kin::new(self, s.nodes) {
+            Ok(kin) => {
+                0.5 * self.length * kin.strain.dot(&self.stiffness.component_mul(&kin.strain))
+            }
+            Err(_) => f64::NAN,
+        };
+        elastic - 0.5 * self.line_mass * self.length * s.gravity.dot(&(s.nodes[0].x + s.nodes[1].x))
+    }
 }
 
 impl Element for Beam {
@@ -616,23 +627,6 @@ impl Element for Beam {
                 out[6..12].copy_from_slice(int.strain.as_slice());
             }
             Err(_) => out[..12].fill(f64::NAN),
-        }
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        let v = node_velocity(s.nodes);
-        let kinetic = 0.5 * v.dot(&(self.mass_matrix * v));
-        let elastic = match Kin::new(self, s.nodes) {
-            Ok(kin) => {
-                0.5 * self.length * kin.strain.dot(&self.stiffness.component_mul(&kin.strain))
-            }
-            Err(_) => f64::NAN,
-        };
-        let gravity =
-            -0.5 * self.line_mass * self.length * s.gravity.dot(&(s.nodes[0].x + s.nodes[1].x));
-        Energy {
-            kinetic,
-            potential: elastic + gravity,
         }
     }
 }

@@ -86,8 +86,8 @@ use saltus_core::lie::{self, hat};
 use saltus_core::physics::{add_gyroscopic, Dependence, Force, ForceTerms, Inertia, PhysicsState};
 use saltus_core::registry::parse_params;
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, ElementId, Energy, Model, NodeDef,
-    NodeId, NodeKind, NodeState, OutputSpec, OutputState,
+    BuildCx, BuildError, Element, ElementDef, ElementError, ElementId, Model, NodeDef, NodeId,
+    NodeKind, NodeState, OutputSpec, OutputState,
 };
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;

@@ -385,6 +385,7 @@ fn rigid_motion_kinetic_energy_and_mass() {
     let os = OutputState {
         t: 0.0,
         nodes: &s,
+        kinds: &[NodeKind::Frame; 2],
         mult_smooth: &[],
         mult_position: &[],
         mult_velocity: &[],
@@ -425,6 +426,7 @@ fn outputs_and_elastic_energy() {
     let os = OutputState {
         t: 0.0,
         nodes: &s,
+        kinds: &[NodeKind::Frame; 2],
         mult_smooth: &[],
         mult_position: &[],
         mult_velocity: &[],

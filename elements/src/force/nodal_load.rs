@@ -7,8 +7,8 @@ use saltus_core::registry::{
     check_finite, check_non_negative, parse_params, require_finite, require_non_negative,
 };
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, NodeId,
-    NodeKind, OutputState, PhysicsState,
+    BuildCx, BuildError, Element, ElementDef, ElementError, Force, ForceTerms, NodeId, NodeKind,
+    PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 
@@ -121,6 +121,14 @@ impl Force for NodalLoad {
             Dependence::NONE
         }
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // A constant force is conservative: V = −F·x (a ramped load is not).
+        if self.ramp_time > 0.0 {
+            return 0.0;
+        }
+        -self.force.dot(&s.nodes[0].x)
+    }
 }
 
 /// Build a `nodal_load` from a model-file entry (one node; a frame node if a torque is given).
@@ -179,15 +187,5 @@ impl Element for NodalLoad {
 
     fn as_force(&self) -> Option<&dyn Force> {
         Some(self)
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        if self.ramp_time > 0.0 {
-            return Energy::default();
-        }
-        Energy {
-            kinetic: 0.0,
-            potential: -self.force.dot(&s.nodes[0].x),
-        }
     }
 }

@@ -7,8 +7,8 @@ use saltus_core::registry::{
     check_finite, check_non_negative, invalid, parse_params, require_non_negative,
 };
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, NodeId,
-    NodeKind, NodeState, OutputSpec, OutputState, PhysicsState,
+    BuildCx, BuildError, Element, ElementDef, ElementError, Force, ForceTerms, NodeId, NodeKind,
+    NodeState, OutputSpec, OutputState, PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 
@@ -290,6 +290,12 @@ impl Force for SpringDamper {
         add_terms(out, self.layout.n(), &f, &k, &c);
         Ok(())
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // Elastic: V = ½ k (l − l₀)² (the damper dissipates).
+        let l = self.separation(s.nodes).norm();
+        0.5 * self.stiffness * (l - self.rest_length).powi(2)
+    }
 }
 
 /// Build a `spring_damper` from a model-file entry (one node + `anchor`, or two nodes).
@@ -444,14 +450,6 @@ impl Element for SpringDamper {
                 out[0] = 0.0;
                 out[1] = f64::NAN;
             }
-        }
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        let l = self.separation(s.nodes).norm();
-        Energy {
-            kinetic: 0.0,
-            potential: 0.5 * self.stiffness * (l - self.rest_length).powi(2),
         }
     }
 }

@@ -234,10 +234,13 @@ fn zero_length_spring_is_an_invalid_state() {
     assert!(matches!(r, Err(ElementError::InvalidState(_))));
 }
 
+/// Outputs at `nodes` (taken as frame nodes: the force elements' outputs and potentials read
+/// positions and rotations only).
 fn output_state(nodes: &[NodeState]) -> OutputState<'_> {
     OutputState {
         t: 0.0,
         nodes,
+        kinds: &[NodeKind::Frame; 4][..nodes.len()],
         mult_smooth: &[],
         mult_position: &[],
         mult_velocity: &[],

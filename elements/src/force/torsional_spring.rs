@@ -7,8 +7,8 @@ use saltus_core::registry::{
     check_non_negative, invalid, parse_params, require_finite, require_non_negative,
 };
 use saltus_core::{
-    BuildCx, BuildError, Element, ElementDef, ElementError, Energy, Force, ForceTerms, NodeId,
-    NodeKind, NodeState, OutputSpec, OutputState, PhysicsState,
+    BuildCx, BuildError, Element, ElementDef, ElementError, Force, ForceTerms, NodeId, NodeKind,
+    NodeState, OutputSpec, OutputState, PhysicsState,
 };
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
@@ -247,6 +247,13 @@ impl Force for TorsionalSpring {
         add_terms(out, 12, &f, &k, &c);
         Ok(())
     }
+
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        // Elastic: V = ½ k (θ − θ₀)² (the damper dissipates).
+        self.angle(s.nodes).map_or(0.0, |theta| {
+            0.5 * self.stiffness * (theta - self.rest_angle).powi(2)
+        })
+    }
 }
 
 /// Build a `torsional_spring` from a model-file entry (two frame nodes).
@@ -341,16 +348,6 @@ impl Element for TorsionalSpring {
                 out[0] = f64::NAN;
                 out[1] = f64::NAN;
             }
-        }
-    }
-
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        match self.angle(s.nodes) {
-            Ok(theta) => Energy {
-                kinetic: 0.0,
-                potential: 0.5 * self.stiffness * (theta - self.rest_angle).powi(2),
-            },
-            Err(_) => Energy::default(),
         }
     }
 }

@@ -105,6 +105,7 @@ fn outputs_fill_every_declared_channel() {
         let os = OutputState {
             t: 0.0,
             nodes: &nodes,
+            kinds: &fx.kinds,
             mult_smooth: &fx.mult_smooth,
             mult_position: &fx.mult,
             mult_velocity: &fx.mult,
@@ -130,6 +131,7 @@ fn spherical_reaction_force_and_moment_about_node_2() {
     let os = OutputState {
         t: 0.0,
         nodes: &q,
+        kinds: &[NodeKind::Frame; 2],
         mult_smooth: &lam,
         mult_position: &[0.0; 3],
         mult_velocity: &[0.0; 3],

@@ -4,7 +4,7 @@ use nalgebra::Matrix3;
 use saltus::core::physics::Dependence;
 use saltus::core::registry::{invalid, parse_params, require_non_negative, BuildCx, ElementDef};
 use saltus::core::{
-    BuildError, Element, ElementError, Energy, Force, ForceTerms, NodeId, NodeKind, OutputSpec,
+    BuildError, Element, ElementError, Force, ForceTerms, NodeId, NodeKind, OutputSpec,
     OutputState, PhysicsState,
 };
 use serde::Deserialize;
@@ -56,7 +56,7 @@ impl CubicSpring {
     }
 }
 
-// ---- physics: 28 lines ---------------------------------------------------------------------
+// ---- physics: 32 lines ---------------------------------------------------------------------
 impl Force for CubicSpring {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
         let (e, l, n) = self.geometry(&s.x(0), &s.x(1));
@@ -84,6 +84,10 @@ impl Force for CubicSpring {
     fn dependence(&self) -> Dependence {
         Dependence::CONFIGURATION
     }
+    fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
+        let (e, _, _) = self.geometry(&s.nodes[0].x, &s.nodes[1].x);
+        0.5 * self.k * e * e + 0.25 * self.k3 * e.powi(4)
+    }
 }
 // ---- end of physics ------------------------------------------------------------------------
 
@@ -108,13 +112,6 @@ impl Element for CubicSpring {
     fn write_outputs(&self, s: &OutputState<'_>, out: &mut [f64]) {
         let (e, _, _) = self.geometry(&s.nodes[0].x, &s.nodes[1].x);
         out[0] = self.k * e + self.k3 * e.powi(3);
-    }
-    fn energy(&self, s: &OutputState<'_>) -> Energy {
-        let (e, _, _) = self.geometry(&s.nodes[0].x, &s.nodes[1].x);
-        Energy {
-            kinetic: 0.0,
-            potential: 0.5 * self.k * e * e + 0.25 * self.k3 * e.powi(4),
-        }
     }
 }
 
