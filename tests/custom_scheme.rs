@@ -270,3 +270,59 @@ fn custom_stage_hessians_match_finite_differences() {
         }
     }
 }
+
+/// A stage runs again within one step with updated data (as the velocity stage of an impact
+/// sequence, `nsga.md` §9): a free point mass gets the impulse of `g₁` and then, solving the
+/// same stage again from that result, the impulse of `g₂`: `v = v₀ + h (g₁ + g₂)` exactly. A
+/// third solve with nothing left to correct converges at its start with a residual-only check.
+#[test]
+fn a_stage_runs_again_within_a_step_with_updated_data() {
+    let mut model = Model::new();
+    let node = model
+        .add_node(NodeDef::point("p", Vector3::zeros()).velocity(Vector3::new(0.5, 0.0, 0.0)))
+        .unwrap();
+    model
+        .add_element("mass", PointMass::new(node, 3.0).unwrap())
+        .unwrap();
+    let h = 1e-2;
+    let mut scheme = SymplecticEuler::new(&model, h);
+    let tol = Tolerance {
+        tol: TOL,
+        tol_f: TOL,
+        max_iterations: 20,
+        line_search: false,
+    };
+    let (g1, g2) = (Vector3::new(0.0, 0.0, -9.81), Vector3::new(1.5, 0.7, 0.0));
+    let cx0 = scheme.cx(Vector3::zeros());
+    let st = &mut scheme.state;
+    st.smooth.clone_from(&st.prev);
+    st.cur.clone_from(&st.prev);
+    for (k, g) in [g1, g2, Vector3::zeros()].into_iter().enumerate() {
+        // Updated data: the base of the next solve is the result of the previous one.
+        st.smooth.clone_from(&st.cur);
+        scheme.stage.reset(st);
+        let cx = StepCx { gravity: g, ..cx0 };
+        let report = scheme
+            .stage
+            .newton(&model, st, &cx, &tol, 1, None, update_velocity_states)
+            .unwrap();
+        assert_eq!(report.iterations, if k < 2 { 1 } else { 0 }, "solve {k}");
+    }
+    let v = st.cur[0].v;
+    let expected = Vector3::new(0.5, 0.0, 0.0) + (g1 + g2) * h;
+    // Linear stage solved by one Newton step each: round-off of a few ε.
+    assert!((v - expected).amax() < 1e-15, "{v} vs {expected}");
+    let summary = scheme.stage.summary();
+    assert_eq!(summary.solves, 3);
+    assert_eq!(summary.iterations, 2);
+    // The third solve followed a solve that needed a correction: a full assembly, no start
+    // check; a fourth with nothing to correct checks its start with the residual only.
+    assert_eq!(summary.start_checks, 0);
+    st.smooth.clone_from(&st.cur);
+    scheme.stage.reset(st);
+    scheme
+        .stage
+        .newton(&model, st, &cx0, &tol, 1, None, update_velocity_states)
+        .unwrap();
+    assert_eq!(scheme.stage.summary().start_checks, 1);
+}
