@@ -263,6 +263,9 @@ pub struct Nsga {
     /// Characteristic mass of the scaling.
     mass: f64,
     t: f64,
+    /// Nominal steps completed: the step grid is `t_k = t_0 + k h` (`t_0 = 0`), clamped to
+    /// `t_end`, so the step count is exact and times do not drift by summation.
+    grid: u64,
     step: usize,
     stats: StepStats,
     summary: RunSummary,
@@ -342,6 +345,7 @@ impl Nsga {
             initial,
             mass,
             t: 0.0,
+            grid: 0,
             step: 0,
             stats: StepStats::new(NSGA_STAGES.len()),
             summary: RunSummary::default(),
@@ -682,12 +686,22 @@ impl Nsga {
 
     fn step_inner(&mut self, model: &mut Model) -> Result<StepStats, SolveError> {
         self.prepare(model)?;
-        let h = self
-            .opts
-            .h
-            .min(self.opts.t_end - self.t)
-            .max(self.opts.h * 1e-9);
-        self.advance(model, h, 0)
+        // Next grid time t_0 + (k+1) h, clamped to t_end (the last step is shortened when
+        // t_end is not a multiple of h); beyond t_end the grid continues unclamped.
+        let next = (self.grid + 1) as f64 * self.opts.h;
+        let end = self.opts.t_end;
+        let t_next = if self.t < end && next > end {
+            end
+        } else {
+            next
+        };
+        let h = (t_next - self.t).max(self.opts.h * 1e-9);
+        let stats = self.advance(model, h, 0)?;
+        // Land exactly on the grid (sub-steps of a halved step sum with round-off).
+        self.t = t_next;
+        self.summary.t = t_next;
+        self.grid += 1;
+        Ok(stats)
     }
 
     fn advance(
