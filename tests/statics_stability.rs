@@ -5,8 +5,8 @@
 use hdf5_metno as hdf5;
 use saltus::elements::beam::{BeamBuilder, BeamLine, BeamSpec};
 use saltus::elements::body::PointMass;
-use saltus::elements::force::{Attachment, NodalLoad, SpringDamper};
-use saltus::elements::joints::{PrismaticJoint, RevoluteJoint};
+use saltus::elements::force::{Attachment, NodalLoad, SpringDamper, TorsionalSpring};
+use saltus::elements::joints::{PrismaticJoint, RevoluteJoint, SphericalJoint};
 use saltus::io::Hdf5Sink;
 use saltus::prelude::*;
 use std::f64::consts::PI;
@@ -66,13 +66,23 @@ fn discrete_critical_load(spec: &BeamSpec, n: usize) -> f64 {
     p
 }
 
-/// Pinned–pinned column along x from the origin: a revolute joint (axis y) to a fixed ground
-/// node at x = 0; at x = L a revolute joint (axis y) to a massless slider node that a
-/// prismatic joint lets move along x only (15 constraint rows). End load `−ratio · P_E` along
-/// x at x = L and, as the imperfection, a lateral midspan force along z that alone would
-/// deflect the midspan by `L/10000` (`Q = 48 EI (L/10⁴)/L³`). Both loads scale with the load
-/// factor.
-fn column(ratio: f64) -> (Model, BeamLine) {
+/// End supports of a pinned–pinned column.
+#[derive(Clone, Copy, PartialEq)]
+enum Pins {
+    /// Revolute joints about y: bending in the x–z plane only.
+    Revolute,
+    /// Spherical joints, the twist about the axis held by a torsional spring at x = 0: bending
+    /// in both planes.
+    Spherical,
+}
+
+/// Pinned–pinned column along x from the origin, of section `spec` with weak-axis bending
+/// stiffness `ei` \[N m²\]: pins (`pins`) to a fixed ground node at x = 0 and, at x = L, to a
+/// massless slider node that a prismatic joint lets move along x only. End load
+/// `−ratio · π² ei/L²` along x at x = L and, as the imperfection, a lateral midspan force along
+/// z that alone would deflect the midspan by `L/10000` (`Q = 48 EI (L/10⁴)/L³`). Both loads
+/// scale with the load factor.
+fn column_with(spec: &BeamSpec, ei: f64, ratio: f64, pins: Pins) -> (Model, BeamLine) {
     let mut model = Model::new();
     let g0 = model
         .add_node(NodeDef::frame("ground0", Vector3::zeros()).fixed())
@@ -89,24 +99,42 @@ fn column(ratio: f64) -> (Model, BeamLine) {
     let b = model
         .add_node(NodeDef::frame("b", Vector3::new(L, 0.0, 0.0)))
         .unwrap();
-    let line = BeamBuilder::new("column", spec())
+    let line = BeamBuilder::new("column", spec.clone())
         .line(&mut model, a, b, ELEMENTS)
         .unwrap();
-    let pin_a = RevoluteJoint::new(model.nodes(), g0, a, Vector3::zeros(), Vector3::y()).unwrap();
-    model.add_element("pin_a", pin_a).unwrap();
     let end = Vector3::new(L, 0.0, 0.0);
     let guide = PrismaticJoint::new(model.nodes(), g1, slider, end, Vector3::x()).unwrap();
     model.add_element("guide", guide).unwrap();
-    let pin_b = RevoluteJoint::new(model.nodes(), slider, b, end, Vector3::y()).unwrap();
-    model.add_element("pin_b", pin_b).unwrap();
-    let p = ratio * euler_load();
+    match pins {
+        Pins::Revolute => {
+            let pin_a = RevoluteJoint::new(model.nodes(), g0, a, Vector3::zeros(), Vector3::y());
+            model.add_element("pin_a", pin_a.unwrap()).unwrap();
+            let pin_b = RevoluteJoint::new(model.nodes(), slider, b, end, Vector3::y());
+            model.add_element("pin_b", pin_b.unwrap()).unwrap();
+        }
+        Pins::Spherical => {
+            let pin_a = SphericalJoint::new(model.nodes(), g0, a, Vector3::zeros());
+            model.add_element("pin_a", pin_a.unwrap()).unwrap();
+            let r0 = [model.nodes()[0].initial.r, model.nodes()[3].initial.r];
+            let twist = TorsionalSpring::new([g0, a], r0, Vector3::x(), 1e3, 0.0).unwrap();
+            model.add_element("twist", twist).unwrap();
+            let pin_b = SphericalJoint::new(model.nodes(), slider, b, end);
+            model.add_element("pin_b", pin_b.unwrap()).unwrap();
+        }
+    }
+    let p = ratio * PI * PI * ei / (L * L);
     let axial = NodalLoad::on_frame(b, Vector3::new(-p, 0.0, 0.0), Vector3::zeros()).unwrap();
     model.add_element("axial", axial).unwrap();
-    let q = 48.0 * ei() * (L / 1e4) / L.powi(3);
+    let q = 48.0 * ei * (L / 1e4) / L.powi(3);
     let mid = line.nodes[ELEMENTS / 2];
     let lateral = NodalLoad::on_frame(mid, Vector3::new(0.0, 0.0, q), Vector3::zeros()).unwrap();
     model.add_element("imperfection", lateral).unwrap();
     (model, line)
+}
+
+/// The rectangular column of [`column_with`] on revolute pins (15 constraint rows).
+fn column(ratio: f64) -> (Model, BeamLine) {
+    column_with(&spec(), ei(), ratio, Pins::Revolute)
 }
 
 /// Ten load steps; Newton tolerance 1e-8: the internal forces of a stiff beam cannot be
@@ -275,7 +303,6 @@ fn hanging_spring_is_reported_stable() {
 /// has no interpolation error (the state does not change).
 fn inverted_pendulum(m: f64, l: f64, k_t: f64) -> Model {
     use saltus::elements::body::RigidBody;
-    use saltus::elements::force::TorsionalSpring;
     let mut model = Model::new();
     let ground = model
         .add_node(NodeDef::frame("ground", Vector3::zeros()).fixed())
@@ -398,48 +425,12 @@ fn unstable_start_is_reported() {
 /// about the axis held by a torsional spring at x = 0; imperfection along z only.
 #[test]
 fn square_column_double_crossing_is_seen_by_the_eigenvalue() {
-    use saltus::elements::force::TorsionalSpring;
-    use saltus::elements::joints::SphericalJoint;
     let side = 0.01;
     let spec = BeamSpec::rectangular(E, NU, 7850.0, side, side).with_orientation(Vector3::y());
     let ei = E * side.powi(4) / 12.0;
     let p_e = PI * PI * ei / (L * L);
     let ratio = 1.03;
-    let mut model = Model::new();
-    let g0 = model
-        .add_node(NodeDef::frame("ground0", Vector3::zeros()).fixed())
-        .unwrap();
-    let g1 = model
-        .add_node(NodeDef::frame("ground1", Vector3::new(L, 0.0, 0.0)).fixed())
-        .unwrap();
-    let slider = model
-        .add_node(NodeDef::frame("slider", Vector3::new(L, 0.0, 0.0)))
-        .unwrap();
-    let a = model
-        .add_node(NodeDef::frame("a", Vector3::zeros()))
-        .unwrap();
-    let b = model
-        .add_node(NodeDef::frame("b", Vector3::new(L, 0.0, 0.0)))
-        .unwrap();
-    let line = BeamBuilder::new("column", spec.clone())
-        .line(&mut model, a, b, ELEMENTS)
-        .unwrap();
-    let end = Vector3::new(L, 0.0, 0.0);
-    let pin_a = SphericalJoint::new(model.nodes(), g0, a, Vector3::zeros()).unwrap();
-    model.add_element("pin_a", pin_a).unwrap();
-    let r0 = [model.nodes()[0].initial.r, model.nodes()[3].initial.r];
-    let twist = TorsionalSpring::new([g0, a], r0, Vector3::x(), 1e3, 0.0).unwrap();
-    model.add_element("twist", twist).unwrap();
-    let guide = PrismaticJoint::new(model.nodes(), g1, slider, end, Vector3::x()).unwrap();
-    model.add_element("guide", guide).unwrap();
-    let pin_b = SphericalJoint::new(model.nodes(), slider, b, end).unwrap();
-    model.add_element("pin_b", pin_b).unwrap();
-    let axial = NodalLoad::on_frame(b, Vector3::new(-ratio * p_e, 0.0, 0.0), Vector3::zeros());
-    model.add_element("axial", axial.unwrap()).unwrap();
-    let q = 48.0 * ei * (L / 1e4) / L.powi(3);
-    let mid = line.nodes[ELEMENTS / 2];
-    let lateral = NodalLoad::on_frame(mid, Vector3::new(0.0, 0.0, q), Vector3::zeros()).unwrap();
-    model.add_element("imperfection", lateral).unwrap();
+    let (mut model, line) = column_with(&spec, ei, ratio, Pins::Spherical);
 
     let summary = solve_static(&mut model, &options()).unwrap();
     eprintln!("{summary}");
