@@ -49,6 +49,25 @@ impl OutputLayout {
     }
 }
 
+impl OutputLayout {
+    /// The layout of `model`'s nodes and elements as they are now, with the scheme's stage
+    /// names (the columns of the per-step solver statistics).
+    pub fn for_model(model: &crate::Model, stage_names: &[&str]) -> Self {
+        let mut layout = Self::new(
+            model.nodes().iter().map(|d| d.name.clone()).collect(),
+            model.element_names().to_vec(),
+            model
+                .elements()
+                .iter()
+                .map(|e| e.type_name().to_string())
+                .collect(),
+            model.elements().iter().map(|e| e.outputs()).collect(),
+        );
+        layout.stage_names = stage_names.iter().map(|s| s.to_string()).collect();
+        layout
+    }
+}
+
 /// Largest number of stages a scheme may report per step.
 pub const MAX_STAGES: usize = 8;
 

@@ -385,6 +385,7 @@ impl Element for PointMass {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::param_error;
     use nalgebra::{DMatrix, DVector, UnitQuaternion};
     use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
     use saltus_core::stage::{evaluate_element, participates, Scratch};
@@ -593,14 +594,6 @@ mod tests {
             type_name: "rigid_body".into(),
             nodes: vec![node.into()],
             parameters: params,
-        }
-    }
-
-    fn param_error(r: Result<Box<dyn Element>, BuildError>) -> String {
-        match r {
-            Err(BuildError::InvalidParameter { parameter, .. }) => parameter,
-            Err(e) => panic!("unexpected error {e}"),
-            Ok(e) => panic!("accepted {e:?}"),
         }
     }
 

@@ -8,6 +8,8 @@ pub mod body;
 pub mod contact;
 pub mod force;
 pub mod joints;
+#[cfg(test)]
+mod test_support;
 
 /// Guarantees that this crate is linked (its registrations are then visible through
 /// `saltus_core::element_kinds()`). Binaries that use the registry without naming any item of

@@ -316,17 +316,7 @@ impl Nsga {
         let mass = opts
             .characteristic_mass
             .unwrap_or_else(|| model.characteristic_mass());
-        let mut layout = OutputLayout::new(
-            model.nodes().iter().map(|d| d.name.clone()).collect(),
-            model.element_names().to_vec(),
-            model
-                .elements()
-                .iter()
-                .map(|e| e.type_name().to_string())
-                .collect(),
-            model.elements().iter().map(|e| e.outputs()).collect(),
-        );
-        layout.stage_names = NSGA_STAGES.iter().map(|s| s.to_string()).collect();
+        let layout = OutputLayout::for_model(model, &NSGA_STAGES);
         let values = vec![0.0; layout.n_element_values];
         let mut me = Self {
             coef: Coefficients::from_rho_inf(opts.rho_inf),

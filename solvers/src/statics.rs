@@ -442,17 +442,7 @@ impl<'o> StaticSolve<'o> {
             max_iterations: opts.max_iterations,
             line_search: opts.line_search,
         };
-        let mut layout = OutputLayout::new(
-            model.nodes().iter().map(|d| d.name.clone()).collect(),
-            model.element_names().to_vec(),
-            model
-                .elements()
-                .iter()
-                .map(|e| e.type_name().to_string())
-                .collect(),
-            model.elements().iter().map(|e| e.outputs()).collect(),
-        );
-        layout.stage_names = vec![STATIC_STAGE.to_string()];
+        let layout = OutputLayout::for_model(model, &[STATIC_STAGE]);
         let values = vec![0.0; layout.n_element_values];
         let zeros = vec![0.0; stage.n_multipliers()];
         Ok(Self {

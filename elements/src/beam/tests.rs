@@ -2,6 +2,7 @@
 
 use super::element::*;
 use super::*;
+use crate::test_support::param_error;
 use nalgebra::{DMatrix, DVector};
 use saltus_core::fd::{check_hessian, eval_local, test_cx, LocalFixture, Rng};
 use saltus_core::lie::{
@@ -452,14 +453,6 @@ fn def(params: serde_json::Value) -> ElementDef {
         type_name: "beam".into(),
         nodes: vec!["a".into(), "b".into()],
         parameters: params,
-    }
-}
-
-fn param_error(r: Result<Box<dyn Element>, BuildError>) -> String {
-    match r {
-        Err(BuildError::InvalidParameter { parameter, .. }) => parameter,
-        Err(e) => panic!("unexpected error {e}"),
-        Ok(e) => panic!("accepted {e:?}"),
     }
 }
 

@@ -1,6 +1,7 @@
 use super::nodal_load::nodal_load_example;
 use super::torsional_spring::torsional_spring_example;
 use super::*;
+use crate::test_support::param_error;
 use nalgebra::{DMatrix, DVector, Vector6};
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use saltus_core::fd::{check_hessian, eval_local, evaluate, test_cx, LocalFixture, Rng};
@@ -424,14 +425,6 @@ fn def(type_name: &str, nodes: &[&str], params: serde_json::Value) -> ElementDef
         type_name: type_name.into(),
         nodes: nodes.iter().map(|s| s.to_string()).collect(),
         parameters: params,
-    }
-}
-
-fn param_error(r: Result<Box<dyn Element>, BuildError>) -> String {
-    match r {
-        Err(BuildError::InvalidParameter { parameter, .. }) => parameter,
-        Err(e) => panic!("unexpected error {e}"),
-        Ok(e) => panic!("accepted {e:?}"),
     }
 }
 
