@@ -151,6 +151,7 @@ fn contact_table_follows_created_and_removed_contacts() {
     let impulse = reference.channel("floor", "impulse").unwrap();
     let position = reference.channel("floor", "position_multiplier").unwrap();
     let mut with_rows = 0;
+    let mut worst_impulse: f64 = 0.0;
     for (k, rows) in changing.contacts.iter().enumerate() {
         let t = changing.time[k];
         // The contact present during the step that ended at t (hooks run before a step).
@@ -174,11 +175,10 @@ fn contact_table_follows_created_and_removed_contacts() {
                 let ball = &changing.nodes[k][0];
                 assert_eq!(row.gap, ball.x.z - R);
                 // Contact point: on the plane below the centre (midway between the sphere's
-                // lowest point and its projection).
+                // lowest point and its projection); one rounding of z − r, hence 1e-15.
                 assert!((row.point[2] - 0.5 * row.gap).abs() < 1e-15);
-                // Same multipliers as the always-present contact (same equations, round-off).
                 for c in 0..3 {
-                    assert!((row.impulse[c] - impulse[k][c]).abs() < 1e-9, "record {k}");
+                    worst_impulse = worst_impulse.max((row.impulse[c] - impulse[k][c]).abs());
                 }
                 with_rows += 1;
             }
@@ -186,6 +186,10 @@ fn contact_table_follows_created_and_removed_contacts() {
         }
     }
     assert!(with_rows > 100, "{with_rows} records with a contact");
+    eprintln!("largest impulse difference {worst_impulse:e} N s");
+    // Same equations as the always-present contact; at most round-off of the LU with extra
+    // decoupled rows, as for the trajectories (impulses are O(1) N s): 1e-12.
+    assert!(worst_impulse < 1e-12, "{worst_impulse:e}");
 
     // The HDF5 table: per-record counts and the same rows.
     let file = hdf5_metno::File::open(&path).unwrap();
