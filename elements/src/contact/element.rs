@@ -4,7 +4,7 @@
 
 use saltus_core::constraint::Layout;
 use saltus_core::contact::{
-    velocity_gaps, ContactHistory, ContactLaw, ContactRef, UnilateralContact,
+    ContactHistory, ContactJacobian, ContactLaw, ContactRef, UnilateralContact,
 };
 use saltus_core::stage::contact_level_converged;
 use saltus_core::{Element, LocalState, NodeId, NodeKind, OutputSpec, OutputState, StepCx};
@@ -161,15 +161,13 @@ impl<G: UnilateralContact + Clone + 'static> Element for ContactElement<G> {
         for (k, st) in self.history.status.iter().enumerate() {
             out[7 + k] = st.code();
         }
+        // −G_T v at the converged state: the relative velocity itself (no restitution term).
         let layout = Layout::new(self.geometry.node_kinds());
-        // −G_T v at the converged state (no restitution term: the relative velocity itself).
-        let still = ContactRef {
-            law: &ContactLaw::default(),
-            ..self.contact()
-        };
-        let (g, _, _) = velocity_gaps(&still, s.nodes, s.nodes, &layout);
-        out[11] = -g.g_t[0];
-        out[12] = -g.g_t[1];
+        let mut j = ContactJacobian::zeros();
+        self.geometry.jacobian(s.nodes, &mut j);
+        let slip = -(j.tangential * layout.velocity(s.nodes));
+        out[11] = slip[0];
+        out[12] = slip[1];
         if let Some(r) = self.geometry.couple_radius() {
             let kr = s.k[2] * r;
             out[13] = kr * s.mult_velocity[4];
