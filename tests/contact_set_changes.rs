@@ -84,18 +84,20 @@ fn hooked_run(sink: &mut dyn ResultSink) -> (Events, RunSummary) {
     (events, summary)
 }
 
-fn reference_run() -> MemorySink {
+/// The run with the contact always present, and the handle of its contact element.
+fn reference_run() -> (MemorySink, ElementId) {
     let (mut fixed, _) = ball(true);
+    let floor = fixed.element_id("floor").unwrap();
     let mut reference = MemorySink::default();
     let mut solver = Nsga::new(&mut fixed, options()).unwrap();
     solver.run(&mut fixed, &mut reference, &mut |_| {}).unwrap();
-    reference
+    (reference, floor)
 }
 
 #[test]
 fn contact_set_changes() {
     // Reference: contact always present.
-    let reference = reference_run();
+    let (reference, _) = reference_run();
     // Contact created and removed by the pre-step hook.
     let mut changing = MemorySink::default();
     let (events, summary) = hooked_run(&mut changing);
@@ -140,7 +142,7 @@ fn contact_set_changes() {
 /// The HDF5 file holds the same table.
 #[test]
 fn contact_table_follows_created_and_removed_contacts() {
-    let reference = reference_run();
+    let (reference, floor) = reference_run();
     let path = std::env::temp_dir().join(format!("saltus_contact_table_{}.h5", std::process::id()));
     let mut file_sink = saltus::io::Hdf5Sink::create(&path).unwrap();
     let (events, _) = hooked_run(&mut file_sink);
@@ -163,6 +165,8 @@ fn contact_table_follows_created_and_removed_contacts() {
         // Reference table: one row per record, equal to the element channels.
         let r = &reference.contacts[k];
         assert_eq!(r.len(), 1);
+        // The id is the element handle: it names the contact element of the model.
+        assert_eq!(ElementId::from_bits(r[0].contact), floor);
         assert_eq!(r[0].impulse.to_vec(), impulse[k]);
         assert_eq!(r[0].position_impulse.to_vec(), position[k]);
         match live {
