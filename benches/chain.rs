@@ -5,37 +5,12 @@
 //!
 //! Run: `cargo bench --bench chain` (all sizes) or `cargo bench --bench chain -- 10 100`.
 
+#[path = "../tests/bench_models/mod.rs"]
+mod bench_models;
 mod common;
-use saltus::elements::body::RigidBody;
-use saltus::elements::joints::RevoluteJoint;
+use bench_models::chain;
 use saltus::prelude::*;
 use std::time::Instant;
-
-/// Chain of `n` links of length `a` \[m\] and mass 1 kg along +x, hinges about y.
-fn chain(n: usize, a: f64) -> Model {
-    let mut model = Model::new();
-    let mut prev = model
-        .add_node(NodeDef::frame("ground", Vector3::zeros()).fixed())
-        .unwrap();
-    for i in 0..n {
-        let c = Vector3::new((i as f64 + 0.5) * a, 0.0, 0.0);
-        let node = model
-            .add_node(NodeDef::frame(format!("link{i}"), c))
-            .unwrap();
-        let inertia = Vector3::new(1e-4, (a * a) / 12.0, (a * a) / 12.0);
-        model
-            .add_element(
-                format!("body{i}"),
-                RigidBody::principal(node, 1.0, inertia).unwrap(),
-            )
-            .unwrap();
-        let anchor = Vector3::new(i as f64 * a, 0.0, 0.0);
-        let hinge = RevoluteJoint::new(model.nodes(), prev, node, anchor, Vector3::y()).unwrap();
-        model.add_element(format!("hinge{i}"), hinge).unwrap();
-        prev = node;
-    }
-    model
-}
 
 fn main() {
     let args: Vec<usize> = std::env::args()

@@ -1,19 +1,27 @@
-//! Sparse LU (faer) with the symbolic factorization reused while the pattern generation holds.
-//! Partial pivoting: the iteration matrices are unsymmetric (friction, Lie-group tangents).
+//! LU factorization of the iteration matrices, by size: a dense LU with partial pivoting below
+//! [`DENSE_MAX`] unknowns, faer's sparse simplicial LU above, both keeping their storage and
+//! (sparse) symbolic analysis while the pattern generation holds. Partial pivoting: the
+//! iteration matrices are unsymmetric (friction, Lie-group tangents).
 //!
-//! The factorization is faer's simplicial LU, kept as its factors (`P A Q = L U`, `L` unit
-//! lower triangular), so besides solves it gives the sign and magnitude of `det A`
-//! ([`SparseLu::determinant`]) at the cost of one pass over `U`'s diagonal.
+//! Both keep their factors (`P A Q = L U`, `L` unit lower triangular, `Q = I` for the dense
+//! LU), so besides solves they give the sign and magnitude of `det A` ([`Lu::determinant`]) at
+//! the cost of one pass over `U`'s diagonal.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
 use faer::perm::PermRef;
 use faer::sparse::linalg::lu::simplicial::{factorize_simplicial_numeric_lu, SimplicialLu};
 use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, MatMut, Par};
+use faer::{Conj, MatMut, MatRef, Par};
 
-/// Failure of the sparse LU.
+/// Largest order factorized by the dense LU. Measured with `benches/lu.rs` on the iteration
+/// matrices of rigid chains and beams (factorization + solve, single thread): dense/sparse time
+/// 0.3–0.45 at n = 11–44, 0.5 at n = 66–88, 0.85 at n = 132, 1.15 at n = 176.
+pub const DENSE_MAX: usize = 144;
+
+/// Failure of the LU factorization.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LinearError {
     /// The matrix storage is not a plain CSC (offset indptr) or has bad indices.
@@ -79,46 +87,64 @@ fn permutation_sign(perm: &[usize], visited: &mut [bool]) -> i8 {
     }
 }
 
-/// Sparse LU solver keeping the symbolic factorization and all workspaces between calls.
-pub struct SparseLu {
+/// Dense factors: the matrix overwritten by `L` (strictly lower part) and `U` (upper part),
+/// column-major, and the row permutation.
+struct Dense {
+    n: usize,
+    lu: Vec<f64>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    /// Row transpositions of the factorization (`sgn P = (−1)^count`).
+    transpositions: usize,
+}
+
+/// LU solver of one pattern: dense below [`Lu::dense_max`] unknowns, sparse simplicial above,
+/// keeping the symbolic factorization and all workspaces between calls (no allocation after
+/// [`Lu::analyze`]).
+pub struct Lu {
     generation: Option<u64>,
+    /// Dense factors when the order is at most `dense_max`.
+    dense: Option<Dense>,
     symbolic: Option<SymbolicLu<usize>>,
-    /// Factors of the last factorization (simplicial: forced in [`SparseLu::analyze`]).
+    /// Sparse factors of the last factorization (simplicial: forced in [`Lu::analyze`]).
     numeric: SimplicialLu<usize, f64>,
-    /// Row pivoting permutation of the last factorization and its inverse.
+    /// Row pivoting permutation of the last sparse factorization and its inverse.
     row_perm: Vec<usize>,
     row_perm_inv: Vec<usize>,
     /// Whether the factors belong to a successful factorization.
     factorized: bool,
     mem: MemBuffer,
     par: Par,
-    /// Number of symbolic factorizations performed (for benchmarks and tests).
+    dense_max: usize,
+    /// Number of symbolic analyses performed (for benchmarks and tests).
     pub symbolic_count: usize,
     /// Number of numeric factorizations performed.
     pub numeric_count: usize,
 }
 
-impl std::fmt::Debug for SparseLu {
+impl std::fmt::Debug for Lu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparseLu")
+        f.debug_struct("Lu")
             .field("generation", &self.generation)
+            .field("dense", &self.dense.is_some())
             .field("symbolic_count", &self.symbolic_count)
             .field("numeric_count", &self.numeric_count)
             .finish()
     }
 }
 
-impl Default for SparseLu {
+impl Default for Lu {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl SparseLu {
-    /// A solver with no factorization yet (sequential faer kernels).
+impl Lu {
+    /// A solver with no factorization yet (sequential faer kernels, dense up to [`DENSE_MAX`]).
     pub fn new() -> Self {
         Self {
             generation: None,
+            dense: None,
             symbolic: None,
             numeric: SimplicialLu::new(),
             row_perm: Vec::new(),
@@ -126,21 +152,52 @@ impl SparseLu {
             factorized: false,
             mem: MemBuffer::new(StackReq::EMPTY),
             par: Par::Seq,
+            dense_max: DENSE_MAX,
             symbolic_count: 0,
             numeric_count: 0,
         }
     }
 
-    /// Symbolic analysis (ordering + structure) of the pattern of `a` for pattern `generation`,
-    /// and the workspaces of the numeric factorization and solves: everything a later
-    /// [`SparseLu::factorize`] of the same generation would otherwise allocate. A no-op when
-    /// `generation` was already analyzed.
+    /// The same solver factorizing orders up to `dense_max` densely (0: always sparse,
+    /// `usize::MAX`: always dense); for benchmarks and tests of the two paths.
+    pub fn with_dense_max(mut self, dense_max: usize) -> Self {
+        self.dense_max = dense_max;
+        self.generation = None;
+        self
+    }
+
+    /// Whether the current pattern is factorized densely.
+    pub fn is_dense(&self) -> bool {
+        self.dense.is_some()
+    }
+
+    /// Analysis of the pattern of `a` for pattern `generation`: the choice dense or sparse, for
+    /// sparse the symbolic analysis (ordering + structure), and the workspaces of the numeric
+    /// factorization and solves: everything a later [`Lu::factorize`] of the same generation
+    /// would otherwise allocate. A no-op when `generation` was already analyzed.
     pub fn analyze(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
-        if self.generation == Some(generation) && self.symbolic.is_some() {
+        if self.generation == Some(generation) {
             return Ok(());
         }
         let (n, col_ptr, pattern) = pattern(a)?;
-        {
+        self.factorized = false;
+        if n <= self.dense_max {
+            let req =
+                dense_factor::lu_in_place_scratch::<usize, f64>(n, n, self.par, Default::default())
+                    .or(dense_solve::solve_in_place_scratch::<usize, f64>(
+                        n, 1, self.par,
+                    ));
+            self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
+            self.dense = Some(Dense {
+                n,
+                lu: vec![0.0; n * n],
+                perm: vec![0; n],
+                perm_inv: vec![0; n],
+                transpositions: 0,
+            });
+            self.symbolic = None;
+        } else {
+            self.dense = None;
             // Simplicial: its numeric factorization keeps its storage between calls, while the
             // supernodal one allocates temporaries on every call (no allocation inside a step).
             let params = LuSymbolicParams {
@@ -155,7 +212,6 @@ impl SparseLu {
             self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
             self.row_perm = vec![0; n];
             self.row_perm_inv = vec![0; n];
-            self.factorized = false;
             // Size the numeric storage now: faer grows L and U while it factorizes (the fill
             // depends on the pivot sequence) and offers no way to reserve them. Factorizing
             // representative matrices on the pattern — no pivoting, then pivoting away from
@@ -189,30 +245,52 @@ impl SparseLu {
                 );
             }
             self.symbolic = Some(sym);
-            self.generation = Some(generation);
-            self.symbolic_count += 1;
         }
+        self.generation = Some(generation);
+        self.symbolic_count += 1;
         Ok(())
     }
 
     /// Factorize `a` (square CSC), analyzing its pattern first if `generation` is new (see
-    /// [`SparseLu::analyze`]); the numeric factorization reuses storage.
+    /// [`Lu::analyze`]); the numeric factorization reuses storage.
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
         self.analyze(a, generation)?;
-        let (_, _, pattern) = pattern(a)?;
-        let Some(sym) = self.symbolic.as_ref() else {
-            return Err(LinearError::Symbolic("no symbolic factorization".into()));
-        };
+        let (_, col_ptr, pattern) = pattern(a)?;
         self.factorized = false;
-        factorize_simplicial_numeric_lu(
-            &mut self.row_perm,
-            &mut self.row_perm_inv,
-            &mut self.numeric,
-            SparseColMatRef::new(pattern, a.data()),
-            sym.col_perm(),
-            MemStack::new(&mut self.mem),
-        )
-        .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
+        if let Some(d) = self.dense.as_mut() {
+            // Scatter the CSC values into the column-major dense storage.
+            let n = d.n;
+            d.lu.fill(0.0);
+            let (rows, values) = (a.indices(), a.data());
+            for (j, range) in col_ptr.windows(2).enumerate() {
+                let col = &mut d.lu[j * n..(j + 1) * n];
+                for k in range[0]..range[1] {
+                    col[rows[k]] = values[k];
+                }
+            }
+            let (info, _) = dense_factor::lu_in_place(
+                MatMut::from_column_major_slice_mut(&mut d.lu, n, n),
+                &mut d.perm,
+                &mut d.perm_inv,
+                self.par,
+                MemStack::new(&mut self.mem),
+                Default::default(),
+            );
+            d.transpositions = info.transposition_count;
+        } else {
+            let Some(sym) = self.symbolic.as_ref() else {
+                return Err(LinearError::Symbolic("no symbolic factorization".into()));
+            };
+            factorize_simplicial_numeric_lu(
+                &mut self.row_perm,
+                &mut self.row_perm_inv,
+                &mut self.numeric,
+                SparseColMatRef::new(pattern, a.data()),
+                sym.col_perm(),
+                MemStack::new(&mut self.mem),
+            )
+            .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
+        }
         self.factorized = true;
         self.numeric_count += 1;
         Ok(())
@@ -224,51 +302,62 @@ impl SparseLu {
     ///
     /// The sign is that of the computed factors, i.e. of `det(A + E)` with `E` the backward
     /// error of the LU (`‖E‖ ≈ ε ‖A‖` times the pivot growth): it is reliable unless `A` is
-    /// within that distance of a singular matrix. Allocates one `bool` per row.
+    /// within that distance of a singular matrix. Allocates one `bool` per row (sparse).
     pub fn determinant(&self) -> Option<Determinant> {
-        let sym = self.symbolic.as_ref()?;
         if !self.factorized {
             return None;
         }
+        if let Some(d) = self.dense.as_ref() {
+            let n = d.n;
+            let sign = if d.transpositions.is_multiple_of(2) {
+                1
+            } else {
+                -1
+            };
+            return Some(diagonal_determinant(sign, (0..n).map(|j| d.lu[j * n + j])));
+        }
+        let sym = self.symbolic.as_ref()?;
         let u = self.numeric.u_factor_unsorted();
         let n = u.ncols();
-        let mut sign: i8 = 1;
-        let mut ln_abs = 0.0;
-        for j in 0..n {
-            // The pivot is the entry of row j in column j (row indices may be unsorted).
-            let d = u
-                .row_idx_of_col_raw(j)
-                .iter()
-                .zip(u.val_of_col(j))
-                .find_map(|(&i, &v)| (i == j).then_some(v))
-                .unwrap_or(0.0);
-            if d == 0.0 || !d.is_finite() {
-                return Some(Determinant {
-                    sign: 0,
-                    ln_abs: f64::NEG_INFINITY,
-                });
-            }
-            if d < 0.0 {
-                sign = -sign;
-            }
-            ln_abs += d.abs().ln();
-        }
         let mut visited = vec![false; n];
-        sign *= permutation_sign(&self.row_perm, &mut visited);
-        sign *= permutation_sign(sym.col_perm().arrays().0, &mut visited);
-        Some(Determinant { sign, ln_abs })
+        let sign = permutation_sign(&self.row_perm, &mut visited)
+            * permutation_sign(sym.col_perm().arrays().0, &mut visited);
+        // The pivot is the entry of row j in column j (row indices may be unsorted).
+        Some(diagonal_determinant(
+            sign,
+            (0..n).map(|j| {
+                u.row_idx_of_col_raw(j)
+                    .iter()
+                    .zip(u.val_of_col(j))
+                    .find_map(|(&i, &v)| (i == j).then_some(v))
+                    .unwrap_or(0.0)
+            }),
+        ))
     }
 
     /// Solve `A x = b` in place (`b` overwritten by `x`) with the last factorization.
     pub fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinearError> {
-        let Some(sym) = self.symbolic.as_ref() else {
-            return Err(LinearError::Symbolic("solve before factorize".into()));
-        };
         if !self.factorized {
             return Err(LinearError::Numeric("solve without a factorization".into()));
         }
         let n = b.len();
         let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
+        if let Some(d) = self.dense.as_ref() {
+            let lu = MatRef::from_column_major_slice(&d.lu, d.n, d.n);
+            dense_solve::solve_in_place_with_conj(
+                lu,
+                lu,
+                PermRef::new_checked(&d.perm, &d.perm_inv, d.n),
+                Conj::No,
+                rhs,
+                self.par,
+                MemStack::new(&mut self.mem),
+            );
+            return Ok(());
+        }
+        let Some(sym) = self.symbolic.as_ref() else {
+            return Err(LinearError::Symbolic("solve before factorize".into()));
+        };
         let row_perm = PermRef::new_checked(&self.row_perm, &self.row_perm_inv, n);
         self.numeric.solve_in_place_with_conj(
             row_perm,
@@ -282,10 +371,36 @@ impl SparseLu {
     }
 }
 
+/// `sign · Π d_i` as a [`Determinant`]; sign 0 when a pivot is zero or not finite.
+fn diagonal_determinant(mut sign: i8, pivots: impl Iterator<Item = f64>) -> Determinant {
+    let mut ln_abs = 0.0;
+    for d in pivots {
+        if d == 0.0 || !d.is_finite() {
+            return Determinant {
+                sign: 0,
+                ln_abs: f64::NEG_INFINITY,
+            };
+        }
+        if d < 0.0 {
+            sign = -sign;
+        }
+        ln_abs += d.abs().ln();
+    }
+    Determinant { sign, ln_abs }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sprs::TriMat;
+
+    /// The sparse and the dense path of the same solver.
+    fn both() -> [Lu; 2] {
+        [
+            Lu::new().with_dense_max(0),
+            Lu::new().with_dense_max(usize::MAX),
+        ]
+    }
 
     #[test]
     fn solves_unsymmetric_saddle_point_and_reuses_symbolic() {
@@ -303,27 +418,29 @@ mod tests {
         ] {
             t.add_triplet(r, c, v);
         }
-        let mut a: sprs::CsMat<f64> = t.to_csc();
-        let mut lu = SparseLu::new();
-        for k in 0..3 {
-            let scale = 1.0 + k as f64;
-            for v in a.data_mut() {
-                *v *= scale;
+        let a0: sprs::CsMat<f64> = t.to_csc();
+        for mut lu in both() {
+            let mut a = a0.clone();
+            for k in 0..3 {
+                let scale = 1.0 + k as f64;
+                for v in a.data_mut() {
+                    *v *= scale;
+                }
+                lu.factorize(&a, 7).unwrap();
+                let x = [1.0, -2.0, 0.5];
+                let mut b = vec![0.0; 3];
+                for (v, (r, c)) in a.iter() {
+                    b[r] += v * x[c];
+                }
+                lu.solve_in_place(&mut b).unwrap();
+                for i in 0..3 {
+                    // well-conditioned 3×3: round-off only.
+                    assert!((b[i] - x[i]).abs() < 1e-12);
+                }
             }
-            lu.factorize(&a, 7).unwrap();
-            let x = [1.0, -2.0, 0.5];
-            let mut b = vec![0.0; 3];
-            for (v, (r, c)) in a.iter() {
-                b[r] += v * x[c];
-            }
-            lu.solve_in_place(&mut b).unwrap();
-            for i in 0..3 {
-                // well-conditioned 3×3: round-off only.
-                assert!((b[i] - x[i]).abs() < 1e-12);
-            }
+            assert_eq!(lu.symbolic_count, 1);
+            assert_eq!(lu.numeric_count, 3);
         }
-        assert_eq!(lu.symbolic_count, 1);
-        assert_eq!(lu.numeric_count, 3);
     }
 
     fn csc(n: usize, entries: &[(usize, usize, f64)]) -> sprs::CsMat<f64> {
@@ -379,17 +496,18 @@ mod tests {
                 (3, 2, 1.0),
             ],
         );
-        let mut lu = SparseLu::new();
-        assert!(lu.determinant().is_none(), "no factorization yet");
-        lu.factorize(&a, 1).unwrap();
-        let d = lu.determinant().unwrap();
-        let reference = dense_det(&a);
-        assert_eq!(d.sign as f64, reference.signum());
-        // 4×4 with O(1) entries: ln|det| agrees to round-off.
-        assert!(
-            (d.ln_abs - reference.abs().ln()).abs() < 1e-12,
-            "{d:?} vs {reference}"
-        );
+        for mut lu in both() {
+            assert!(lu.determinant().is_none(), "no factorization yet");
+            lu.factorize(&a, 1).unwrap();
+            let d = lu.determinant().unwrap();
+            let reference = dense_det(&a);
+            assert_eq!(d.sign as f64, reference.signum(), "{lu:?}");
+            // 4×4 with O(1) entries: ln|det| agrees to round-off.
+            assert!(
+                (d.ln_abs - reference.abs().ln()).abs() < 1e-12,
+                "{d:?} vs {reference}"
+            );
+        }
     }
 
     /// A saddle-point matrix `[[K, Gᵀ], [G, −δI]]` with `K` positive definite on the null space
@@ -417,13 +535,14 @@ mod tests {
                 ],
             )
         };
-        let mut lu = SparseLu::new();
-        // Reduced stiffness on x0 = x1 = a, x2 = b: vᵀKv = k11 a² − 2ab + 2b², i.e.
-        // [[k11, −1], [−1, 2]]: positive definite for k11 > 1/2, one negative eigenvalue below.
-        lu.factorize(&build(4.0), 1).unwrap();
-        assert_eq!(lu.determinant().unwrap().sign, -1, "(−1)^m with m = 1");
-        lu.factorize(&build(0.25), 1).unwrap();
-        assert_eq!(lu.determinant().unwrap().sign, 1, "one unstable direction");
+        for mut lu in both() {
+            // Reduced stiffness on x0 = x1 = a, x2 = b: vᵀKv = k11 a² − 2ab + 2b², i.e.
+            // [[k11, −1], [−1, 2]]: positive definite for k11 > 1/2, one negative eigenvalue below.
+            lu.factorize(&build(4.0), 1).unwrap();
+            assert_eq!(lu.determinant().unwrap().sign, -1, "(−1)^m with m = 1");
+            lu.factorize(&build(0.25), 1).unwrap();
+            assert_eq!(lu.determinant().unwrap().sign, 1, "one unstable direction");
+        }
     }
 
     #[test]
@@ -433,5 +552,50 @@ mod tests {
         assert_eq!(permutation_sign(&[1, 0, 2, 3], &mut v), -1);
         assert_eq!(permutation_sign(&[1, 2, 0, 3], &mut v), 1);
         assert_eq!(permutation_sign(&[1, 2, 3, 0], &mut v), -1);
+    }
+
+    /// The dense and the sparse path give the same solution on a larger unsymmetric matrix
+    /// with a zero diagonal block (saddle point), and the dense path is the default below
+    /// [`DENSE_MAX`].
+    #[test]
+    fn dense_and_sparse_paths_agree() {
+        let (n, m) = (30, 6);
+        let mut entries = Vec::new();
+        for i in 0..n {
+            entries.push((i, i, 4.0 + i as f64 * 0.1));
+            if i + 1 < n {
+                entries.push((i, i + 1, -1.0));
+                entries.push((i + 1, i, -1.5));
+            }
+        }
+        for k in 0..m {
+            // Constraint rows x_{5k} − x_{5k+2} = …, with their transposes.
+            entries.push((n + k, 5 * k, 1.0));
+            entries.push((n + k, 5 * k + 2, -1.0));
+            entries.push((5 * k, n + k, 1.0));
+            entries.push((5 * k + 2, n + k, -1.0));
+            entries.push((n + k, n + k, 0.0));
+        }
+        let a = csc(n + m, &entries);
+        let b: Vec<f64> = (0..n + m).map(|i| (i as f64 * 0.7).sin()).collect();
+        let mut x = [b.clone(), b.clone()];
+        let mut dets = Vec::new();
+        for (lu, x) in both().iter_mut().zip(x.iter_mut()) {
+            lu.factorize(&a, 1).unwrap();
+            lu.solve_in_place(x).unwrap();
+            dets.push(lu.determinant().unwrap());
+            // Residual of the solution: well-conditioned, round-off only.
+            let mut r = b.clone();
+            for (v, (i, j)) in a.iter() {
+                r[i] -= v * x[j];
+            }
+            assert!(r.iter().all(|v| v.abs() < 1e-12), "{lu:?}: {r:?}");
+        }
+        assert_eq!(dets[0].sign, dets[1].sign);
+        // Same determinant from two factorizations: round-off of 36 pivots.
+        assert!((dets[0].ln_abs - dets[1].ln_abs).abs() < 1e-10);
+        let mut lu = Lu::new();
+        lu.analyze(&a, 1).unwrap();
+        assert!(lu.is_dense(), "order {} below DENSE_MAX", n + m);
     }
 }

@@ -17,7 +17,7 @@ use crate::error::SolveError;
 use crate::state::State;
 use nalgebra::{DMatrix, DVector};
 use saltus_core::assembly::LevelSystem;
-use saltus_core::linear::{Determinant, LinearError, SparseLu};
+use saltus_core::linear::{Determinant, LinearError, Lu};
 use saltus_core::stage::{evaluate_element, evaluate_element_residual};
 use saltus_core::{ElementId, Level, LocalSystem, Model, NodeKind, StepCx};
 
@@ -88,7 +88,7 @@ pub struct Stage {
     level: Level,
     /// Pattern, slot map, matrix values and right-hand side.
     pub system: LevelSystem,
-    lu: SparseLu,
+    lu: Lu,
     mult: Vec<f64>,
     saved_mult: Vec<f64>,
     delta: Vec<f64>,
@@ -122,7 +122,7 @@ impl Stage {
         let system = LevelSystem::new(level, model.nodes(), &state.numbering, model.elements(), 0);
         let name = name.into();
         let mut stage = Self {
-            lu: SparseLu::new(),
+            lu: Lu::new(),
             mult: Vec::new(),
             saved_mult: Vec::new(),
             delta: Vec::new(),
@@ -856,7 +856,7 @@ const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
 
 /// Symbolic LU analysis of a new pattern (done when a stage is built or rebuilt, outside the
 /// steps' Newton loops).
-fn analyze(lu: &mut SparseLu, system: &LevelSystem, level: Level) -> Result<(), SolveError> {
+fn analyze(lu: &mut Lu, system: &LevelSystem, level: Level) -> Result<(), SolveError> {
     lu.analyze(&system.matrix, system.generation)
         .map_err(|source| SolveError::Linear {
             step: 0,

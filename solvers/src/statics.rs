@@ -29,7 +29,7 @@
 //! factorization per step, plus one at the unloaded initial configuration, load factor 0: the
 //! **reference**):
 //!
-//! 1. the sign of `det S` (`saltus_core::linear::SparseLu::determinant`, free from the
+//! 1. the sign of `det S` (`saltus_core::linear::Lu::determinant`, free from the
 //!    factors) against the reference's: a change means an odd number of eigenvalues of the
 //!    reduced stiffness crossed zero;
 //! 2. the eigenvalue `μ` of the reduced stiffness nearest zero, by inverse iteration with the

@@ -7,6 +7,7 @@ use saltus::elements::beam::{BeamBuilder, BeamSpec};
 use saltus::elements::body::RigidBody;
 use saltus::elements::contact::plane::PlaneContact;
 use saltus::elements::force::NodalLoad;
+use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 
 /// `n` rigid spheres (r = 5 cm, 0.2 kg) dropped at staggered heights 5–25 cm above a frictional
@@ -54,5 +55,31 @@ pub fn cantilever(n: usize) -> Model {
         .unwrap();
     let load = NodalLoad::on_frame(tip, Vector3::new(1000.0, 0.0, 100.0), Vector3::zeros());
     model.add_element("load", load.unwrap()).unwrap();
+    model
+}
+
+/// Chain of `n` links of length `a` \[m\] and mass 1 kg along +x, hinges about y.
+pub fn chain(n: usize, a: f64) -> Model {
+    let mut model = Model::new();
+    let mut prev = model
+        .add_node(NodeDef::frame("ground", Vector3::zeros()).fixed())
+        .unwrap();
+    for i in 0..n {
+        let c = Vector3::new((i as f64 + 0.5) * a, 0.0, 0.0);
+        let node = model
+            .add_node(NodeDef::frame(format!("link{i}"), c))
+            .unwrap();
+        let inertia = Vector3::new(1e-4, (a * a) / 12.0, (a * a) / 12.0);
+        model
+            .add_element(
+                format!("body{i}"),
+                RigidBody::principal(node, 1.0, inertia).unwrap(),
+            )
+            .unwrap();
+        let anchor = Vector3::new(i as f64 * a, 0.0, 0.0);
+        let hinge = RevoluteJoint::new(model.nodes(), prev, node, anchor, Vector3::y()).unwrap();
+        model.add_element(format!("hinge{i}"), hinge).unwrap();
+        prev = node;
+    }
     model
 }
