@@ -13,6 +13,9 @@
 //! | `/contacts/position_impulse` | `[m, 3]` | f64 `k_p [ν_N, ν_T1, ν_T2]` | kg*m |
 //! | `/contacts/impulse` | `[m, 3]` | f64 `k_v [Λ_N, Λ_T1, Λ_T2]` | N*s |
 //! | `/contacts/status` | `[m, 4]` | u8 (0 open, 1 stick, 2 slip) | – |
+//!
+//! Also the buffered extendible dataset [`Column`] that every per-step dataset of the file
+//! uses: rows are collected in memory and written as one block (`crate::hdf5_sink`).
 
 use hdf5_metno as hdf5;
 
@@ -22,12 +25,14 @@ use saltus_core::output::ContactRow;
 
 /// Target size of one chunk \[bytes\] (one chunk holds several rows).
 const CHUNK_BYTES: usize = 64 * 1024;
-/// Maximum number of rows per chunk.
+/// Maximum number of rows per chunk. Narrow datasets (`[n]`) get 8 KiB chunks rather than
+/// 64 KiB: HDF5 allocates whole chunks, so a short run's file stays small; with records
+/// written in blocks, larger chunks measured no faster (8192 rows: same time per record).
 const MAX_CHUNK_ROWS: usize = 1024;
 
 /// Create an extendible dataset of element type `T` and shape `[0, row...]`, chunked along
 /// the first axis, with string attributes `unit` and `description`.
-pub(crate) fn create_extendible<T: H5Type>(
+fn create_extendible<T: H5Type>(
     group: &Group,
     name: &str,
     row: &[usize],
@@ -59,8 +64,8 @@ pub(crate) fn create_extendible<T: H5Type>(
 }
 
 /// Grow `ds` (shape `[start, row...]`) to `start + count` rows and write `data` (C order,
-/// `count` rows) into the new rows.
-pub(crate) fn append_rows<T: H5Type>(
+/// `count` rows) into the new rows: one `H5Dset_extent` and one hyperslab write.
+fn append_rows<T: H5Type>(
     ds: &Dataset,
     row: &[usize],
     start: usize,
@@ -71,9 +76,6 @@ pub(crate) fn append_rows<T: H5Type>(
     shape.push(start + count);
     shape.extend_from_slice(row);
     ds.resize(shape.as_slice())?;
-    if count == 0 {
-        return Ok(());
-    }
     shape[0] = count;
     let view = ArrayViewD::from_shape(IxDyn(&shape), data)?;
     let mut sel: Vec<SliceOrIndex> = Vec::with_capacity(shape.len());
@@ -82,22 +84,104 @@ pub(crate) fn append_rows<T: H5Type>(
     ds.write_slice(view, Selection::from(Hyperslab::from(sel)))
 }
 
-/// The open datasets of `/contacts` and the number of rows written so far.
+/// An extendible dataset of shape `[n, row...]` and the rows buffered for it in memory.
+pub(crate) struct Column<T> {
+    ds: Dataset,
+    /// Full HDF5 path (for error messages).
+    name: String,
+    /// Shape of one row.
+    row: Vec<usize>,
+    /// Buffered rows, C order; cleared (capacity kept) after they are written.
+    buf: Vec<T>,
+}
+
+impl<T: H5Type + Copy> Column<T> {
+    /// Create the dataset `name` in `group` (full path `group_path/name`) with
+    /// [`create_extendible`].
+    pub(crate) fn create(
+        group: &Group,
+        group_path: &str,
+        name: &str,
+        row: &[usize],
+        unit: &str,
+        description: &str,
+    ) -> Result<Self, (String, hdf5::Error)> {
+        let full = format!("{group_path}/{name}");
+        match create_extendible::<T>(group, name, row, unit, description) {
+            Ok(ds) => Ok(Self {
+                ds,
+                name: full,
+                row: row.to_vec(),
+                buf: Vec::new(),
+            }),
+            Err(e) => Err((format!("dataset `{full}`"), e)),
+        }
+    }
+
+    /// Number of values in one row.
+    pub(crate) fn row_len(&self) -> usize {
+        self.row.iter().product()
+    }
+
+    /// Bytes of one row.
+    pub(crate) fn row_bytes(&self) -> usize {
+        self.row_len() * std::mem::size_of::<T>()
+    }
+
+    /// Reserve buffer space for `rows` more rows.
+    pub(crate) fn reserve(&mut self, rows: usize) {
+        self.buf.reserve(rows * self.row_len());
+    }
+
+    /// Buffer one row (`values.len()` = row length) or, for a scalar row, one value.
+    pub(crate) fn push(&mut self, values: &[T]) {
+        self.buf.extend_from_slice(values);
+    }
+
+    /// Buffer values from an iterator (whole rows in C order).
+    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = T>) {
+        self.buf.extend(values);
+    }
+
+    /// Write the `count` buffered rows as rows `start..start + count` (the dataset has
+    /// `start` rows). The buffer is kept: writing again after a failure rewrites the same
+    /// rows. Errors name the dataset.
+    pub(crate) fn write(&self, start: usize, count: usize) -> Result<(), (String, hdf5::Error)> {
+        if count == 0 {
+            return Ok(());
+        }
+        debug_assert_eq!(self.buf.len(), count * self.row_len());
+        append_rows(&self.ds, &self.row, start, count, &self.buf)
+            .map_err(|e| (format!("dataset `{}`", self.name), e))
+    }
+
+    /// Drop the buffered rows (after [`Column::write`]), keeping the capacity.
+    pub(crate) fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    /// The dataset.
+    pub(crate) fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+}
+
+/// The datasets of `/contacts`, their buffered rows and the number of rows on disk.
 pub(crate) struct ContactTable {
-    count: Dataset,
-    step: Dataset,
-    time: Dataset,
-    contact: Dataset,
-    body_a: Dataset,
-    body_b: Dataset,
-    point: Dataset,
-    normal: Dataset,
-    gap: Dataset,
-    position_impulse: Dataset,
-    impulse: Dataset,
-    status: Dataset,
-    /// Rows written so far.
-    rows: std::cell::Cell<usize>,
+    count: Column<u64>,
+    step: Column<u64>,
+    time: Column<f64>,
+    contact: Column<u64>,
+    body_a: Column<i64>,
+    body_b: Column<i64>,
+    point: Column<f64>,
+    normal: Column<f64>,
+    gap: Column<f64>,
+    position_impulse: Column<f64>,
+    impulse: Column<f64>,
+    status: Column<u8>,
+    /// Rows on disk.
+    written: usize,
 }
 
 impl ContactTable {
@@ -106,136 +190,173 @@ impl ContactTable {
         let g = root
             .create_group("contacts")
             .map_err(|e| ("group `/contacts`".to_string(), e))?;
-        let col = |name: &str, row: &[usize], unit: &str, desc: &str, kind: Kind| {
-            match kind {
-                Kind::F64 => create_extendible::<f64>(&g, name, row, unit, desc),
-                Kind::U64 => create_extendible::<u64>(&g, name, row, unit, desc),
-                Kind::I64 => create_extendible::<i64>(&g, name, row, unit, desc),
-                Kind::U8 => create_extendible::<u8>(&g, name, row, unit, desc),
-            }
-            .map_err(|e| (format!("dataset `/contacts/{name}`"), e))
-        };
+        let gp = "/contacts";
         Ok(Self {
-            count: col(
+            count: Column::create(
+                &g,
+                gp,
                 "count",
                 &[],
                 "1",
                 "number of contact rows of each record (rows of record i start at the sum of the counts before it)",
-                Kind::U64,
             )?,
-            step: col("step", &[], "1", "step index of the row's record", Kind::U64)?,
-            time: col("time", &[], "s", "time of the row's record", Kind::F64)?,
-            contact: col(
+            step: Column::create(&g, gp, "step", &[], "1", "step index of the row's record")?,
+            time: Column::create(&g, gp, "time", &[], "s", "time of the row's record")?,
+            contact: Column::create(
+                &g,
+                gp,
                 "contact",
                 &[],
                 "1",
                 "contact id: the element handle (generation << 32 | slot), unique over the run",
-                Kind::U64,
             )?,
-            body_a: col("body_a", &[], "1", "node index of body a", Kind::I64)?,
-            body_b: col(
+            body_a: Column::create(&g, gp, "body_a", &[], "1", "node index of body a")?,
+            body_b: Column::create(
+                &g,
+                gp,
                 "body_b",
                 &[],
                 "1",
                 "node index of body b, -1 for a fixed obstacle",
-                Kind::I64,
             )?,
-            point: col(
+            point: Column::create(
+                &g,
+                gp,
                 "point",
                 &[3],
                 "m",
                 "contact point, midway between the contact points on a and b",
-                Kind::F64,
             )?,
-            normal: col(
+            normal: Column::create(
+                &g,
+                gp,
                 "normal",
                 &[3],
                 "1",
                 "unit contact normal, from body b to body a",
-                Kind::F64,
             )?,
-            gap: col(
+            gap: Column::create(
+                &g,
+                gp,
                 "gap",
                 &[],
                 "m",
                 "normal gap g_N (positive when separated)",
-                Kind::F64,
             )?,
-            position_impulse: col(
+            position_impulse: Column::create(
+                &g,
+                gp,
                 "position_impulse",
                 &[3],
                 "kg*m",
                 "position-level multipliers k_p [nu_N, nu_T1, nu_T2] (normal, along t1, t2)",
-                Kind::F64,
             )?,
-            impulse: col(
+            impulse: Column::create(
+                &g,
+                gp,
                 "impulse",
                 &[3],
                 "N*s",
                 "velocity-level impulses of the step k_v [Lambda_N, Lambda_T1, Lambda_T2] (normal, along t1, t2)",
-                Kind::F64,
             )?,
-            status: col(
+            status: Column::create(
+                &g,
+                gp,
                 "status",
                 &[4],
                 "1",
                 "0 open, 1 stick, 2 slip: position sliding, velocity sliding, rolling, spinning",
-                Kind::U8,
             )?,
-            rows: std::cell::Cell::new(0),
+            written: 0,
         })
     }
 
-    /// Append the rows of record `record` (step `step`, time `t` \[s\]). Errors name the
-    /// dataset.
-    pub(crate) fn append(
-        &self,
-        record: usize,
-        step: usize,
-        t: f64,
-        rows: &[ContactRow],
-    ) -> Result<(), (String, hdf5::Error)> {
-        let (start, m) = (self.rows.get(), rows.len());
-        let name = |d: &str| format!("dataset `/contacts/{d}`");
-        append_rows(&self.count, &[], record, 1, &[m as u64]).map_err(|e| (name("count"), e))?;
-        let col = |f: fn(&ContactRow) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
-        let vec3 = |f: fn(&ContactRow) -> [f64; 3]| rows.iter().flat_map(f).collect::<Vec<f64>>();
-        let steps = vec![step as u64; m];
-        let times = vec![t; m];
-        let ids: Vec<u64> = rows.iter().map(|r| r.contact).collect();
-        let a: Vec<i64> = rows.iter().map(|r| r.body_a).collect();
-        let b: Vec<i64> = rows.iter().map(|r| r.body_b).collect();
-        let status: Vec<u8> = rows.iter().flat_map(|r| r.status).collect();
-        append_rows(&self.step, &[], start, m, &steps).map_err(|e| (name("step"), e))?;
-        append_rows(&self.time, &[], start, m, &times).map_err(|e| (name("time"), e))?;
-        append_rows(&self.contact, &[], start, m, &ids).map_err(|e| (name("contact"), e))?;
-        append_rows(&self.body_a, &[], start, m, &a).map_err(|e| (name("body_a"), e))?;
-        append_rows(&self.body_b, &[], start, m, &b).map_err(|e| (name("body_b"), e))?;
-        append_rows(&self.point, &[3], start, m, &vec3(|r| r.point))
-            .map_err(|e| (name("point"), e))?;
-        append_rows(&self.normal, &[3], start, m, &vec3(|r| r.normal))
-            .map_err(|e| (name("normal"), e))?;
-        append_rows(&self.gap, &[], start, m, &col(|r| r.gap)).map_err(|e| (name("gap"), e))?;
-        append_rows(
-            &self.position_impulse,
-            &[3],
-            start,
-            m,
-            &vec3(|r| r.position_impulse),
-        )
-        .map_err(|e| (name("position_impulse"), e))?;
-        append_rows(&self.impulse, &[3], start, m, &vec3(|r| r.impulse))
-            .map_err(|e| (name("impulse"), e))?;
-        append_rows(&self.status, &[4], start, m, &status).map_err(|e| (name("status"), e))?;
-        self.rows.set(start + m);
-        Ok(())
+    /// Buffer the rows of one record (step `step`, time `t` \[s\]).
+    pub(crate) fn push(&mut self, step: usize, t: f64, rows: &[ContactRow]) {
+        self.count.push(&[rows.len() as u64]);
+        self.step.extend(rows.iter().map(|_| step as u64));
+        self.time.extend(rows.iter().map(|_| t));
+        self.contact.extend(rows.iter().map(|r| r.contact));
+        self.body_a.extend(rows.iter().map(|r| r.body_a));
+        self.body_b.extend(rows.iter().map(|r| r.body_b));
+        self.point.extend(rows.iter().flat_map(|r| r.point));
+        self.normal.extend(rows.iter().flat_map(|r| r.normal));
+        self.gap.extend(rows.iter().map(|r| r.gap));
+        self.position_impulse
+            .extend(rows.iter().flat_map(|r| r.position_impulse));
+        self.impulse.extend(rows.iter().flat_map(|r| r.impulse));
+        self.status.extend(rows.iter().flat_map(|r| r.status));
     }
-}
 
-#[derive(Clone, Copy)]
-enum Kind {
-    F64,
-    U64,
-    I64,
-    U8,
+    /// Bytes buffered per record (`count`) and per contact row (every other column).
+    pub(crate) fn buffer_bytes(&self) -> (usize, usize) {
+        let row = self.step.row_bytes()
+            + self.time.row_bytes()
+            + self.contact.row_bytes()
+            + self.body_a.row_bytes()
+            + self.body_b.row_bytes()
+            + self.point.row_bytes()
+            + self.normal.row_bytes()
+            + self.gap.row_bytes()
+            + self.position_impulse.row_bytes()
+            + self.impulse.row_bytes()
+            + self.status.row_bytes();
+        (self.count.row_bytes(), row)
+    }
+
+    /// Contact rows buffered.
+    pub(crate) fn buffered_rows(&self) -> usize {
+        self.contact.buf.len()
+    }
+
+    /// Reserve buffer space for `records` records of `rows` contact rows in total.
+    pub(crate) fn reserve(&mut self, records: usize, rows: usize) {
+        self.count.reserve(records);
+        self.step.reserve(rows);
+        self.time.reserve(rows);
+        self.contact.reserve(rows);
+        self.body_a.reserve(rows);
+        self.body_b.reserve(rows);
+        self.point.reserve(rows);
+        self.normal.reserve(rows);
+        self.gap.reserve(rows);
+        self.position_impulse.reserve(rows);
+        self.impulse.reserve(rows);
+        self.status.reserve(rows);
+    }
+
+    /// Write the buffered rows of the `records` buffered records (record `first` is the first
+    /// of them). The buffers are kept until [`ContactTable::clear`]. Errors name the dataset.
+    pub(crate) fn write(&self, first: usize, records: usize) -> Result<(), (String, hdf5::Error)> {
+        self.count.write(first, records)?;
+        let (start, m) = (self.written, self.buffered_rows());
+        self.step.write(start, m)?;
+        self.time.write(start, m)?;
+        self.contact.write(start, m)?;
+        self.body_a.write(start, m)?;
+        self.body_b.write(start, m)?;
+        self.point.write(start, m)?;
+        self.normal.write(start, m)?;
+        self.gap.write(start, m)?;
+        self.position_impulse.write(start, m)?;
+        self.impulse.write(start, m)?;
+        self.status.write(start, m)
+    }
+
+    /// Mark the buffered rows as written (after [`ContactTable::write`]) and clear the buffers.
+    pub(crate) fn clear(&mut self) {
+        self.written += self.buffered_rows();
+        self.count.clear();
+        self.step.clear();
+        self.time.clear();
+        self.contact.clear();
+        self.body_a.clear();
+        self.body_b.clear();
+        self.point.clear();
+        self.normal.clear();
+        self.gap.clear();
+        self.position_impulse.clear();
+        self.impulse.clear();
+        self.status.clear();
+    }
 }

@@ -23,81 +23,187 @@
 //! | `/energy/{kinetic,potential,total}` | `[n]` | f64 | J |
 //! | `/contacts/...` | `[m, ...]` | the per-step contact table (`crate::contact_table`) | |
 //!
-//! Every per-step dataset is chunked and extendible along its first axis and grows by one
-//! row per [`ResultSink::record`]; the file is flushed every [`Hdf5Sink::with_flush_every`]
-//! records and at [`ResultSink::finish`], so an interrupted run keeps its flushed steps.
+//! Every per-step dataset is chunked and extendible along its first axis. [`ResultSink::record`]
+//! copies a record into memory buffers (reused, no allocation once they have grown); the
+//! buffered records are written as one block per dataset (one `H5Dset_extent` and one
+//! hyperslab write of all buffered rows) and the file is flushed (`H5Fflush`):
+//!
+//! * at the first record (the initial state), at once;
+//! * at the first record after [`Hdf5Sink::with_flush_interval`] of wall time since the last
+//!   write (default [`DEFAULT_FLUSH_INTERVAL`], 1 s);
+//! * when the buffers hold [`Hdf5Sink::with_buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`],
+//!   8 MiB);
+//! * after every n-th record with [`Hdf5Sink::with_flush_every`] (off by default);
+//! * at [`Hdf5Sink::flush`], [`ResultSink::finish`] and when the sink is dropped unfinished.
+//!
+//! A run that is killed thus keeps the initial state and every record up to the last write:
+//! it loses at most the records of one flush interval (those received less than the
+//! interval after the last write).
 
 use hdf5_metno as hdf5;
 
-use crate::contact_table::{append_rows, create_extendible, ContactTable};
+use crate::contact_table::{Column, ContactTable};
 use hdf5::types::VarLenUnicode;
-use hdf5::{Dataset, File, Group, H5Type};
+use hdf5::{File, Group, H5Type};
 use saltus_core::{AttributeValue, OutputLayout, ResultSink, SinkError, StepRecord};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::{Duration, Instant};
 
-/// Default number of records between two flushes of the file.
-pub const DEFAULT_FLUSH_EVERY: usize = 100;
+/// Default wall time after which buffered records are written and the file flushed: an
+/// interrupted run loses at most this much of its results.
+pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Default memory budget of the record buffers \[bytes\]: buffered records are written when
+/// they reach it (8 MiB: e.g. about 20 000 records of a two-node model, 80 records of a
+/// 1 000-node model; a fast model reaches it before [`DEFAULT_FLUSH_INTERVAL`]).
+pub const DEFAULT_BUFFER_BYTES: usize = 8 << 20;
+
+/// Records preallocated in the buffers at [`ResultSink::begin`] (at most the budget); the
+/// buffers grow beyond on demand, up to the budget, and are reused between blocks.
+const INITIAL_RECORDS: usize = 1024;
 
 /// Units of all quantities in the file (root attribute `units`).
 pub const UNITS: &str = "SI (m, kg, s, rad, N)";
 
-/// One extendible per-step dataset: shape `[n, row...]`.
-struct Series {
-    ds: Dataset,
-    /// Full HDF5 path (for error messages).
-    name: String,
-    /// Shape of one record.
-    row: Vec<usize>,
-}
-
-impl Series {
-    /// Grow to `n + 1` records and write record `n` (`data` in C order, length = row size).
-    fn append<T: H5Type>(&self, n: usize, data: &[T]) -> hdf5::Result<()> {
-        append_rows(&self.ds, &self.row, n, 1, data)
-    }
-}
-
 /// An element output channel and where its values sit in [`StepRecord::element_values`].
 struct Channel {
-    series: Series,
+    series: Column<f64>,
     offset: usize,
     len: usize,
 }
 
-/// Open datasets after [`ResultSink::begin`].
+/// Call `$d.<column>.$call` for every per-step column of `$d` but the channels and the
+/// contact table.
+macro_rules! each_series {
+    ($d:expr, $($call:tt)*) => {{
+        $d.time.$($call)*;
+        $d.step.$($call)*;
+        $d.position.$($call)*;
+        $d.rotation.$($call)*;
+        $d.velocity.$($call)*;
+        $d.angular_velocity.$($call)*;
+        $d.iterations.$($call)*;
+        $d.backtracks.$($call)*;
+        $d.residual.$($call)*;
+        $d.h.$($call)*;
+        $d.kinetic.$($call)*;
+        $d.potential.$($call)*;
+        $d.total.$($call)*;
+    }};
+}
+
+/// Open datasets and their buffered rows after [`ResultSink::begin`].
 struct Datasets {
-    time: Series,
-    step: Series,
-    position: Series,
-    rotation: Series,
-    velocity: Series,
-    angular_velocity: Series,
-    iterations: Series,
-    backtracks: Series,
-    residual: Series,
-    h: Series,
-    kinetic: Series,
-    potential: Series,
-    total: Series,
+    time: Column<f64>,
+    step: Column<u64>,
+    position: Column<f64>,
+    rotation: Column<f64>,
+    velocity: Column<f64>,
+    angular_velocity: Column<f64>,
+    iterations: Column<u64>,
+    backtracks: Column<u64>,
+    residual: Column<f64>,
+    h: Column<f64>,
+    kinetic: Column<f64>,
+    potential: Column<f64>,
+    total: Column<f64>,
     channels: Vec<Channel>,
     contacts: ContactTable,
     n_nodes: usize,
     n_stages: usize,
     n_element_values: usize,
+    /// Buffered bytes per record, contact rows excluded.
+    record_bytes: usize,
+    /// Buffered bytes per contact row.
+    contact_row_bytes: usize,
+}
+
+impl Datasets {
+    /// Buffer one record (lengths checked by the caller).
+    fn push(&mut self, r: &StepRecord<'_>) {
+        self.time.push(&[r.t]);
+        self.step.push(&[r.step as u64]);
+        let nodes = r.nodes;
+        self.position
+            .extend(nodes.iter().flat_map(|s| [s.x.x, s.x.y, s.x.z]));
+        self.rotation
+            .extend(nodes.iter().flat_map(|s| [s.r.w, s.r.i, s.r.j, s.r.k]));
+        self.velocity
+            .extend(nodes.iter().flat_map(|s| [s.v.x, s.v.y, s.v.z]));
+        self.angular_velocity.extend(nodes.iter().flat_map(|s| {
+            let w = s.omega_spatial();
+            [w.x, w.y, w.z]
+        }));
+
+        // The initial record carries no statistics: zeros in every stage column.
+        let stages = r.stats.stages();
+        let col = |i: usize| stages.get(i).copied().unwrap_or_default();
+        let ns = self.n_stages;
+        self.iterations
+            .extend((0..ns).map(|i| col(i).iterations as u64));
+        self.backtracks
+            .extend((0..ns).map(|i| col(i).backtracks as u64));
+        self.residual.extend((0..ns).map(|i| col(i).residual));
+        self.h.push(&[r.stats.h]);
+        self.kinetic.push(&[r.energy.kinetic]);
+        self.potential.push(&[r.energy.potential]);
+        self.total.push(&[r.energy.kinetic + r.energy.potential]);
+        for c in &mut self.channels {
+            c.series.push(&r.element_values[c.offset..c.offset + c.len]);
+        }
+        self.contacts.push(r.step, r.t, r.contacts);
+    }
+
+    /// Write the `records` buffered records as records `first..first + records`; the buffers
+    /// are kept (see [`Datasets::clear`]). Errors name the dataset.
+    fn write(&self, first: usize, records: usize) -> Result<(), (String, hdf5::Error)> {
+        each_series!(self, write(first, records)?);
+        for c in &self.channels {
+            c.series.write(first, records)?;
+        }
+        self.contacts.write(first, records)
+    }
+
+    /// Drop the buffered records after [`Datasets::write`], keeping the buffers' capacity.
+    fn clear(&mut self) {
+        each_series!(self, clear());
+        for c in &mut self.channels {
+            c.series.clear();
+        }
+        self.contacts.clear();
+    }
+
+    /// Reserve buffer space for `records` records (no contact rows).
+    fn reserve(&mut self, records: usize) {
+        each_series!(self, reserve(records));
+        for c in &mut self.channels {
+            c.series.reserve(records);
+        }
+        self.contacts.reserve(records, 0);
+    }
+
+    /// Bytes held by `records` buffered records and the buffered contact rows.
+    fn buffered_bytes(&self, records: usize) -> usize {
+        records * self.record_bytes + self.contacts.buffered_rows() * self.contact_row_bytes
+    }
 }
 
 /// A [`ResultSink`] writing an HDF5 file incrementally (layout: module docs and
 /// `docs/hdf5-layout.md`), plus an XDMF sidecar (`<file>.xdmf`) at [`ResultSink::finish`].
 ///
+/// Records are buffered in memory and written in blocks (when: module docs). Dropping an
+/// unfinished sink writes the buffered records and closes the file (no XDMF sidecar).
+///
 /// ```no_run
 /// # fn main() -> Result<(), saltus_core::SinkError> {
 /// use saltus_io::Hdf5Sink;
+/// use std::time::Duration;
 /// let sink = Hdf5Sink::create("run.h5")?
 ///     .with_model_text("# model file text ...")
-///     .with_flush_every(50);
+///     .with_flush_interval(Duration::from_millis(500));
 /// # Ok(()) }
 /// ```
 pub struct Hdf5Sink {
@@ -105,12 +211,18 @@ pub struct Hdf5Sink {
     file: Option<File>,
     model_text: Option<String>,
     created_by: String,
+    /// Write after every `flush_every`-th record (`usize::MAX`: off).
     flush_every: usize,
+    flush_interval: Duration,
+    buffer_bytes: usize,
     xdmf: bool,
     datasets: Option<Datasets>,
-    /// Times of the records (for the XDMF sidecar).
-    times: Vec<f64>,
-    since_flush: usize,
+    /// Records received.
+    recorded: usize,
+    /// Records written to the file (the rest is buffered).
+    written: usize,
+    /// End of the last block write (or of `begin`).
+    last_write: Instant,
 }
 
 impl std::fmt::Debug for Hdf5Sink {
@@ -118,8 +230,11 @@ impl std::fmt::Debug for Hdf5Sink {
         f.debug_struct("Hdf5Sink")
             .field("path", &self.path)
             .field("open", &self.file.is_some())
-            .field("records", &self.times.len())
+            .field("records", &self.recorded)
+            .field("written", &self.written)
             .field("flush_every", &self.flush_every)
+            .field("flush_interval", &self.flush_interval)
+            .field("buffer_bytes", &self.buffer_bytes)
             .field("xdmf", &self.xdmf)
             .finish()
     }
@@ -159,11 +274,14 @@ impl Hdf5Sink {
             file: Some(file),
             model_text: None,
             created_by: format!("saltus-io {} (HDF5 {a}.{b}.{c})", env!("CARGO_PKG_VERSION")),
-            flush_every: DEFAULT_FLUSH_EVERY,
+            flush_every: usize::MAX,
+            flush_interval: DEFAULT_FLUSH_INTERVAL,
+            buffer_bytes: DEFAULT_BUFFER_BYTES,
             xdmf: true,
             datasets: None,
-            times: Vec::new(),
-            since_flush: 0,
+            recorded: 0,
+            written: 0,
+            last_write: Instant::now(),
         })
     }
 
@@ -179,9 +297,26 @@ impl Hdf5Sink {
         self
     }
 
-    /// Flush the file every `n` records (default [`DEFAULT_FLUSH_EVERY`]; `0` is taken as 1).
+    /// Also write the buffered records and flush the file after every `n`-th record (records
+    /// `n`, `2n`, …), so that at least every `n` records are on disk; `0` is taken as 1 (every
+    /// record). Default: off (wall time and buffer size decide).
     pub fn with_flush_every(mut self, n: usize) -> Self {
         self.flush_every = n.max(1);
+        self
+    }
+
+    /// Write the buffered records and flush the file at the first record after `interval` of
+    /// wall time since the last write (default [`DEFAULT_FLUSH_INTERVAL`]; `Duration::ZERO`:
+    /// every record).
+    pub fn with_flush_interval(mut self, interval: Duration) -> Self {
+        self.flush_interval = interval;
+        self
+    }
+
+    /// Memory budget of the record buffers \[bytes\] (default [`DEFAULT_BUFFER_BYTES`]): the
+    /// buffered records are written when they reach it (`0`: every record).
+    pub fn with_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.buffer_bytes = bytes;
         self
     }
 
@@ -201,17 +336,41 @@ impl Hdf5Sink {
         xdmf_path(&self.path)
     }
 
-    /// Number of records written so far.
+    /// Number of records received so far (written or buffered).
     pub fn records(&self) -> usize {
-        self.times.len()
+        self.recorded
     }
 
-    /// Flush the file to disk now.
+    /// Number of records buffered in memory, not yet written to the file.
+    pub fn buffered_records(&self) -> usize {
+        self.recorded - self.written
+    }
+
+    /// Write the buffered records and flush the file (`H5Fflush`) now. Does nothing after
+    /// [`ResultSink::finish`].
     pub fn flush(&mut self) -> Result<(), SinkError> {
+        self.write_buffered()?;
         if let Some(file) = &self.file {
             file.flush().map_err(|e| sink_err(&self.path, "flush", e))?;
         }
-        self.since_flush = 0;
+        self.last_write = Instant::now();
+        Ok(())
+    }
+
+    /// Write the buffered records as one block per dataset. On failure they stay buffered
+    /// (a retry rewrites the same rows).
+    fn write_buffered(&mut self) -> Result<(), SinkError> {
+        let records = self.recorded - self.written;
+        let Some(d) = &mut self.datasets else {
+            return Ok(());
+        };
+        if records == 0 {
+            return Ok(());
+        }
+        d.write(self.written, records)
+            .map_err(|(what, e)| sink_err(&self.path, &what, e))?;
+        d.clear();
+        self.written = self.recorded;
         Ok(())
     }
 
@@ -221,28 +380,17 @@ impl Hdf5Sink {
             .ok_or_else(|| sink_err(&self.path, "write", "the sink is already finished"))
     }
 
-    fn series(
+    fn series<T: H5Type + Copy>(
         &self,
         group: &Group,
         group_path: &str,
         name: &str,
         row: &[usize],
-        unsigned: bool,
         unit: &str,
         description: &str,
-    ) -> Result<Series, SinkError> {
-        let full = format!("{group_path}/{name}");
-        let ds = if unsigned {
-            create_extendible::<u64>(group, name, row, unit, description)
-        } else {
-            create_extendible::<f64>(group, name, row, unit, description)
-        }
-        .map_err(|e| sink_err(&self.path, &format!("dataset `{full}`"), e))?;
-        Ok(Series {
-            ds,
-            name: full,
-            row: row.to_vec(),
-        })
+    ) -> Result<Column<T>, SinkError> {
+        Column::create(group, group_path, name, row, unit, description)
+            .map_err(|(what, e)| sink_err(&self.path, &what, e))
     }
 
     fn create_layout(&self, layout: &OutputLayout) -> Result<Datasets, SinkError> {
@@ -305,15 +453,14 @@ impl Hdf5Sink {
         let columns = format!("columns: {}", layout.stage_names.join(", "));
 
         let s = |g: &Group, gp: &str, name: &str, row: &[usize], unit: &str, desc: &str| {
-            self.series(g, gp, name, row, false, unit, desc)
+            self.series::<f64>(g, gp, name, row, unit, desc)
         };
         let time = s(root, "", "time", &[], "s", "time t of each record")?;
-        let step = self.series(
+        let step = self.series::<u64>(
             root,
             "",
             "step",
             &[],
-            true,
             "1",
             "step index of each record (0 = initial state)",
         )?;
@@ -349,21 +496,19 @@ impl Hdf5Sink {
             "rad/s",
             "node angular velocity in the inertial (spatial) frame, omega = R Omega",
         )?;
-        let iterations = self.series(
+        let iterations = self.series::<u64>(
             &solver,
             "/solver",
             "iterations",
             &[n_stages],
-            true,
             "1",
             &format!("Newton iterations per stage ({columns})"),
         )?;
-        let backtracks = self.series(
+        let backtracks = self.series::<u64>(
             &solver,
             "/solver",
             "line_search",
             &[n_stages],
-            true,
             "1",
             &format!("line-search backtracks per stage ({columns})"),
         )?;
@@ -434,6 +579,26 @@ impl Hdf5Sink {
             }
         }
         let contacts = ContactTable::create(root).map_err(|(what, e)| sink_err(path, &what, e))?;
+        let (count_bytes, contact_row_bytes) = contacts.buffer_bytes();
+        let record_bytes = [
+            time.row_bytes(),
+            step.row_bytes(),
+            position.row_bytes(),
+            rotation.row_bytes(),
+            velocity.row_bytes(),
+            angular_velocity.row_bytes(),
+            iterations.row_bytes(),
+            backtracks.row_bytes(),
+            residual.row_bytes(),
+            h.row_bytes(),
+            kinetic.row_bytes(),
+            potential.row_bytes(),
+            total.row_bytes(),
+            count_bytes,
+        ]
+        .iter()
+        .sum::<usize>()
+            + channels.iter().map(|c| c.series.row_bytes()).sum::<usize>();
         Ok(Datasets {
             contacts,
             time,
@@ -453,6 +618,8 @@ impl Hdf5Sink {
             n_nodes,
             n_stages,
             n_element_values: layout.n_element_values,
+            record_bytes,
+            contact_row_bytes,
         })
     }
 }
@@ -462,15 +629,19 @@ impl ResultSink for Hdf5Sink {
         if self.datasets.is_some() {
             return Err(sink_err(&self.path, "begin", "called twice"));
         }
-        let datasets = self.create_layout(layout)?;
+        let mut datasets = self.create_layout(layout)?;
+        datasets.reserve(INITIAL_RECORDS.min(self.buffer_bytes / datasets.record_bytes.max(1) + 1));
         self.datasets = Some(datasets);
         self.flush()
     }
 
+    /// Buffers the record; writes the buffered records and flushes the file at the first
+    /// record, after the flush interval, at the buffer budget and every `flush_every`-th
+    /// record.
     fn record(&mut self, r: &StepRecord<'_>) -> Result<(), SinkError> {
         self.file()?;
         let path = &self.path;
-        let Some(d) = &self.datasets else {
+        let Some(d) = &mut self.datasets else {
             return Err(sink_err(path, "record", "called before begin"));
         };
         if r.nodes.len() != d.n_nodes {
@@ -495,65 +666,14 @@ impl ResultSink for Hdf5Sink {
                 ),
             ));
         }
-        let n = self.times.len();
-        let put = |s: &Series, res: hdf5::Result<()>| {
-            res.map_err(|e| sink_err(path, &format!("dataset `{}`", s.name), e))
-        };
-        put(&d.time, d.time.append(n, &[r.t]))?;
-        put(&d.step, d.step.append(n, &[r.step as u64]))?;
-
-        let mut buf = Vec::with_capacity(4 * d.n_nodes);
-        buf.extend(r.nodes.iter().flat_map(|s| [s.x.x, s.x.y, s.x.z]));
-        put(&d.position, d.position.append(n, &buf))?;
-        buf.clear();
-        buf.extend(r.nodes.iter().flat_map(|s| [s.r.w, s.r.i, s.r.j, s.r.k]));
-        put(&d.rotation, d.rotation.append(n, &buf))?;
-        buf.clear();
-        buf.extend(r.nodes.iter().flat_map(|s| [s.v.x, s.v.y, s.v.z]));
-        put(&d.velocity, d.velocity.append(n, &buf))?;
-        buf.clear();
-        buf.extend(r.nodes.iter().flat_map(|s| {
-            let w = s.omega_spatial();
-            [w.x, w.y, w.z]
-        }));
-        put(&d.angular_velocity, d.angular_velocity.append(n, &buf))?;
-
-        // The initial record carries no statistics: zeros in every stage column.
-        let stages = r.stats.stages();
-        let col = |i: usize| stages.get(i).copied().unwrap_or_default();
-        let mut ibuf = [0u64; saltus_core::output::MAX_STAGES];
-        let mut fbuf = [0f64; saltus_core::output::MAX_STAGES];
-        let ns = d.n_stages;
-        for (i, v) in ibuf[..ns].iter_mut().enumerate() {
-            *v = col(i).iterations as u64;
-        }
-        put(&d.iterations, d.iterations.append(n, &ibuf[..ns]))?;
-        for (i, v) in ibuf[..ns].iter_mut().enumerate() {
-            *v = col(i).backtracks as u64;
-        }
-        put(&d.backtracks, d.backtracks.append(n, &ibuf[..ns]))?;
-        for (i, v) in fbuf[..ns].iter_mut().enumerate() {
-            *v = col(i).residual;
-        }
-        put(&d.residual, d.residual.append(n, &fbuf[..ns]))?;
-        put(&d.h, d.h.append(n, &[r.stats.h]))?;
-        put(&d.kinetic, d.kinetic.append(n, &[r.energy.kinetic]))?;
-        put(&d.potential, d.potential.append(n, &[r.energy.potential]))?;
-        put(
-            &d.total,
-            d.total.append(n, &[r.energy.kinetic + r.energy.potential]),
-        )?;
-        for c in &d.channels {
-            let values = &r.element_values[c.offset..c.offset + c.len];
-            put(&c.series, c.series.append(n, values))?;
-        }
-        d.contacts
-            .append(n, r.step, r.t, r.contacts)
-            .map_err(|(what, e)| sink_err(path, &what, e))?;
-
-        self.times.push(r.t);
-        self.since_flush += 1;
-        if self.since_flush >= self.flush_every {
+        d.push(r);
+        self.recorded += 1;
+        let bytes = d.buffered_bytes(self.recorded - self.written);
+        if self.written == 0
+            || self.recorded.is_multiple_of(self.flush_every)
+            || bytes >= self.buffer_bytes
+            || self.last_write.elapsed() >= self.flush_interval
+        {
             self.flush()?;
         }
         Ok(())
@@ -603,22 +723,41 @@ impl ResultSink for Hdf5Sink {
             return Ok(()); // already finished
         }
         self.flush()?;
-        let n_nodes = self.datasets.as_ref().map(|d| d.n_nodes);
+        // Times of the records for the XDMF sidecar, read back from `/time`.
+        let sidecar = match &self.datasets {
+            Some(d) if self.xdmf && d.n_nodes > 0 => {
+                let times: Vec<f64> = d
+                    .time
+                    .dataset()
+                    .read_raw()
+                    .map_err(|e| sink_err(&self.path, "dataset `/time`", e))?;
+                Some((times, d.n_nodes))
+            }
+            _ => None,
+        };
         // Close every handle, then the file.
         self.datasets = None;
         if let Some(file) = self.file.take() {
             file.close().map_err(|e| sink_err(&self.path, "close", e))?;
         }
-        if let (true, Some(n_nodes)) = (self.xdmf, n_nodes) {
-            if n_nodes > 0 {
-                let text = xdmf_text(&self.path, &self.times, n_nodes);
-                let xdmf = self.xdmf_path();
-                std::fs::write(&xdmf, text).map_err(|e| {
-                    SinkError(format!("cannot write XDMF file `{}`: {e}", xdmf.display()))
-                })?;
-            }
+        if let Some((times, n_nodes)) = sidecar {
+            let text = xdmf_text(&self.path, &times, n_nodes);
+            let xdmf = self.xdmf_path();
+            std::fs::write(&xdmf, text).map_err(|e| {
+                SinkError(format!("cannot write XDMF file `{}`: {e}", xdmf.display()))
+            })?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Hdf5Sink {
+    /// An unfinished sink (e.g. after a run error) writes its buffered records before the
+    /// file closes; errors cannot be reported here and are ignored.
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = self.flush();
+        }
     }
 }
 

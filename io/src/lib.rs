@@ -6,8 +6,8 @@
 //!   [`saltus_core::Model`] through the element registry plus [`SimulationSettings`];
 //!   errors ([`IoError`]) name the file, line, node or element and the offending parameter.
 //! * [`hdf5_sink`]: [`Hdf5Sink`], a [`saltus_core::ResultSink`] that appends every recorded
-//!   step to an HDF5 file (layout in `docs/hdf5-layout.md`) and writes an XDMF sidecar for
-//!   ParaView.
+//!   step to an HDF5 file (layout in `docs/hdf5-layout.md`; records buffered in memory and
+//!   written in blocks, at least every second) and writes an XDMF sidecar for ParaView.
 //!
 //! A model file:
 //!

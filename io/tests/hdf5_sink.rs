@@ -236,3 +236,92 @@ fn solver_attributes_are_written_and_replaced() {
     names.sort();
     assert_eq!(names, ["count", "flag", "message", "missing", "value"]);
 }
+
+/// 2 500 records (with 0–2 contact rows each) written in blocks: with the default settings
+/// and with each write trigger on its own, every dataset ends with exactly the recorded rows.
+/// The initial record is written at once; between writes, records stay buffered.
+#[test]
+fn blocks_keep_every_record() {
+    use std::time::Duration;
+    const N: usize = 2500;
+    const HOUR: Duration = Duration::from_secs(3600);
+    type Configure = fn(Hdf5Sink) -> Hdf5Sink;
+    let configs: [(&str, Configure); 4] = [
+        ("default", |s| s),
+        // 4 KiB: about 10 records of this layout (416 bytes each, plus contact rows)
+        ("budget", |s| {
+            s.with_buffer_bytes(4096).with_flush_interval(HOUR)
+        }),
+        ("every7", |s| {
+            s.with_flush_every(7).with_flush_interval(HOUR)
+        }),
+        ("interval0", |s| s.with_flush_interval(Duration::ZERO)),
+    ];
+    for (name, configure) in configs {
+        let path = tmp(&format!("blocks_{name}.h5"));
+        let mut sink = configure(Hdf5Sink::create(&path).unwrap());
+        sink.begin(&layout()).unwrap();
+        let (mut writes, mut max_buffered) = (0, 0);
+        for k in 0..N {
+            record_k(&mut sink, k);
+            let (c, b) = (k + 1, sink.buffered_records());
+            assert_eq!(sink.records(), c);
+            if k == 0 {
+                assert_eq!(b, 0, "{name}: the initial record is written at once");
+            }
+            match name {
+                "every7" => assert_eq!(b == 0, c == 1 || c % 7 == 0, "{name}: record {k}"),
+                "interval0" => assert_eq!(b, 0, "{name}: record {k}"),
+                _ => {}
+            }
+            writes += usize::from(b == 0);
+            max_buffered = max_buffered.max(b);
+        }
+        match name {
+            "budget" => {
+                assert!((1..=10).contains(&max_buffered), "{name}: {max_buffered}");
+                assert!(writes > N / 10, "{name}: {writes} writes");
+            }
+            "every7" => assert_eq!(writes, 1 + N / 7),
+            _ => {}
+        }
+        sink.finish().unwrap();
+        assert_eq!(sink.buffered_records(), 0);
+        check_file(&path, N);
+        let xdmf = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert_eq!(xdmf.matches("<Time Value=").count(), N, "{name}");
+    }
+}
+
+/// `flush` writes the buffered records; solver attributes do not disturb the buffer; a sink
+/// dropped unfinished (e.g. after a run error) writes its buffered records.
+#[test]
+fn flush_and_drop_write_the_buffer() {
+    use std::time::Duration;
+    let path = tmp("flush_drop.h5");
+    {
+        let mut sink = Hdf5Sink::create(&path)
+            .unwrap()
+            .with_flush_interval(Duration::from_secs(3600));
+        sink.begin(&layout()).unwrap();
+        record_steps(&mut sink, 0..5);
+        assert_eq!(sink.buffered_records(), 4);
+        sink.flush().unwrap();
+        assert_eq!(sink.buffered_records(), 0);
+        record_steps(&mut sink, 5..9);
+        sink.solver_attributes(&[("count", saltus_core::AttributeValue::Int(9))])
+            .unwrap();
+        assert_eq!(sink.buffered_records(), 4);
+        // dropped without finish
+    }
+    check_file(&path, 9);
+    let file = hdf5::File::open(&path).unwrap();
+    let count: i64 = file
+        .group("solver")
+        .unwrap()
+        .attr("count")
+        .unwrap()
+        .read_scalar()
+        .unwrap();
+    assert_eq!(count, 9);
+}

@@ -1,11 +1,13 @@
-//! Helpers shared by the HDF5 sink tests: a two-node layout with deterministic records and
-//! an exact check of the written file.
+//! Helpers shared by the HDF5 sink tests: a two-node layout with deterministic records
+//! (including 0, 1 or 2 contact rows) and an exact check of the written file.
 #![allow(dead_code)]
 
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
 use nalgebra::{UnitQuaternion, Vector3};
-use saltus_core::{Energy, NodeState, OutputLayout, OutputSpec, ResultSink, StepRecord, StepStats};
+use saltus_core::{
+    ContactRow, Energy, NodeState, OutputLayout, OutputSpec, ResultSink, StepRecord, StepStats,
+};
 use saltus_io::Hdf5Sink;
 use std::path::PathBuf;
 
@@ -89,20 +91,46 @@ pub fn energy(k: usize) -> Energy {
     }
 }
 
+/// Contact rows of record `k`: `k % 3` rows.
+pub fn contacts(k: usize) -> Vec<ContactRow> {
+    (0..k % 3)
+        .map(|j| {
+            let f = k as f64 + 0.5 * j as f64;
+            ContactRow {
+                contact: (100 * j + k) as u64,
+                body_a: j as i64,
+                body_b: -(j as i64),
+                point: [f, -f, 2.0 * f],
+                normal: [0.0, j as f64, 1.0],
+                gap: -1e-3 * f,
+                position_impulse: [f, 0.5, -0.25 * f],
+                impulse: [3.0 * f, -f, 0.125],
+                status: [j as u8, 1, 2, (k % 251) as u8],
+            }
+        })
+        .collect()
+}
+
+/// Record `k` of the test sequence.
+pub fn record_k(sink: &mut Hdf5Sink, k: usize) {
+    let n = nodes(k);
+    let v = values(k);
+    let c = contacts(k);
+    sink.record(&StepRecord {
+        step: 10 * k,
+        t: 0.01 * k as f64,
+        nodes: &n,
+        element_values: &v,
+        stats: stats(k),
+        energy: energy(k),
+        contacts: &c,
+    })
+    .unwrap();
+}
+
 pub fn record_steps(sink: &mut Hdf5Sink, range: std::ops::Range<usize>) {
     for k in range {
-        let n = nodes(k);
-        let v = values(k);
-        sink.record(&StepRecord {
-            step: 10 * k,
-            t: 0.01 * k as f64,
-            nodes: &n,
-            element_values: &v,
-            stats: stats(k),
-            energy: energy(k),
-            contacts: &[],
-        })
-        .unwrap();
+        record_k(sink, k);
     }
 }
 
@@ -115,7 +143,56 @@ pub fn str_attr(loc: &hdf5::Location, name: &str) -> String {
         .to_string()
 }
 
-/// Check the first `n` records of the file exactly.
+/// Check the contact table of the first `n` records exactly.
+pub fn check_contacts(file: &hdf5::File, n: usize) {
+    let rows: Vec<(usize, ContactRow)> = (0..n)
+        .flat_map(|k| contacts(k).into_iter().map(move |r| (k, r)))
+        .collect();
+    let m = rows.len();
+    let read_u64 = |d: &str| -> Vec<u64> { file.dataset(d).unwrap().read_raw().unwrap() };
+    let read_i64 = |d: &str| -> Vec<i64> { file.dataset(d).unwrap().read_raw().unwrap() };
+    let read_f64 = |d: &str| -> Vec<f64> { file.dataset(d).unwrap().read_raw().unwrap() };
+    let count = read_u64("contacts/count");
+    assert_eq!(count, (0..n).map(|k| (k % 3) as u64).collect::<Vec<_>>());
+    assert_eq!(file.dataset("contacts/point").unwrap().shape(), vec![m, 3]);
+    assert_eq!(file.dataset("contacts/status").unwrap().shape(), vec![m, 4]);
+    let col = |f: fn(&(usize, ContactRow)) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
+    let vec3 =
+        |f: fn(&ContactRow) -> [f64; 3]| rows.iter().flat_map(|(_, r)| f(r)).collect::<Vec<f64>>();
+    assert_eq!(
+        read_u64("contacts/step"),
+        rows.iter().map(|(k, _)| 10 * *k as u64).collect::<Vec<_>>()
+    );
+    assert_eq!(read_f64("contacts/time"), col(|(k, _)| 0.01 * *k as f64));
+    assert_eq!(
+        read_u64("contacts/contact"),
+        rows.iter().map(|(_, r)| r.contact).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        read_i64("contacts/body_a"),
+        rows.iter().map(|(_, r)| r.body_a).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        read_i64("contacts/body_b"),
+        rows.iter().map(|(_, r)| r.body_b).collect::<Vec<_>>()
+    );
+    assert_eq!(read_f64("contacts/point"), vec3(|r| r.point));
+    assert_eq!(read_f64("contacts/normal"), vec3(|r| r.normal));
+    assert_eq!(read_f64("contacts/gap"), col(|(_, r)| r.gap));
+    assert_eq!(
+        read_f64("contacts/position_impulse"),
+        vec3(|r| r.position_impulse)
+    );
+    assert_eq!(read_f64("contacts/impulse"), vec3(|r| r.impulse));
+    let status: Vec<u8> = file.dataset("contacts/status").unwrap().read_raw().unwrap();
+    assert_eq!(
+        status,
+        rows.iter().flat_map(|(_, r)| r.status).collect::<Vec<_>>()
+    );
+}
+
+/// Check the first `n` records of the file exactly (every per-step dataset, the contact
+/// table included).
 pub fn check_file(path: &std::path::Path, n: usize) {
     let file = hdf5::File::open(path).unwrap();
     let time = file.dataset("time").unwrap();
@@ -194,6 +271,8 @@ pub fn check_file(path: &std::path::Path, n: usize) {
         .unwrap();
     let tot: Vec<f64> = file.dataset("energy/total").unwrap().read_raw().unwrap();
     assert_eq!(h.len(), n);
+    assert_eq!((bt.len(), res.len()), (3 * n, 3 * n));
+    assert_eq!((kin.len(), pot.len(), tot.len()), (n, n, n));
     for k in 0..n {
         let s = stats(k);
         // NSGA: one column per stage (smooth, position, velocity); zeros for the initial record.
@@ -211,6 +290,8 @@ pub fn check_file(path: &std::path::Path, n: usize) {
             (e.kinetic, e.potential, e.kinetic + e.potential)
         );
     }
+
+    check_contacts(&file, n);
 
     assert_eq!(str_attr(&file, "program"), "saltus");
     assert_eq!(str_attr(&file, "version"), env!("CARGO_PKG_VERSION"));
