@@ -36,6 +36,7 @@ fn main() {
             rho_inf: 0.8,
             gravity: Vector3::new(0.0, 0.0, -9.81),
             threads: common::threads(),
+            jacobian_reuse: common::jacobian_reuse(),
             ..NsgaOptions::default()
         };
         let mut solver = Nsga::new(&mut model, opts).unwrap();

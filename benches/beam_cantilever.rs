@@ -62,6 +62,7 @@ fn main() {
             rho_inf: 0.8,
             gravity: Vector3::zeros(),
             threads: common::threads(),
+            jacobian_reuse: common::jacobian_reuse(),
             ..NsgaOptions::default()
         };
         if tuned {

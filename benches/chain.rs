@@ -23,8 +23,8 @@ fn main() {
         args
     };
     println!(
-        "{:>7} {:>7} {:>12} {:>14} {:>12} {:>10}",
-        "N", "steps", "ms/step", "us/iteration", "iter s/p/v", "symbolic"
+        "{:>7} {:>7} {:>12} {:>14} {:>12} {:>10} {:>10}",
+        "N", "steps", "ms/step", "us/iteration", "iter s/p/v", "symbolic", "numeric"
     );
     for n in sizes {
         let mut model = chain(n, 0.1);
@@ -36,6 +36,7 @@ fn main() {
             rho_inf: 0.8,
             gravity: Vector3::new(0.0, 0.0, -9.81),
             threads: common::threads(),
+            jacobian_reuse: common::jacobian_reuse(),
             ..NsgaOptions::default()
         };
         let mut solver = Nsga::new(&mut model, opts).unwrap();
@@ -48,7 +49,7 @@ fn main() {
         let iters: usize = s.iterations().iter().sum();
         let m = s.mean_iterations();
         println!(
-            "{:>7} {:>7} {:>12.3} {:>14.1} {:>4.1}/{:.1}/{:.1} {:>10?}",
+            "{:>7} {:>7} {:>12.3} {:>14.1} {:>4.1}/{:.1}/{:.1} {:>10?} {:>10?}",
             n,
             steps,
             1e3 * wall / steps as f64,
@@ -56,7 +57,8 @@ fn main() {
             m[0],
             m[1],
             m[2],
-            s.symbolic_factorizations()
+            s.symbolic_factorizations(),
+            s.numeric_factorizations()
         );
     }
 }

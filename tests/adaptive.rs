@@ -47,6 +47,8 @@ fn options(h: f64, max_iterations: usize, adaptive: bool) -> NsgaOptions {
         gravity: Vector3::new(0.0, 0.0, -G),
         max_iterations,
         adaptive,
+        // Full Newton: the iteration cap below is calibrated on Newton's iteration counts.
+        jacobian_reuse: None,
         ..NsgaOptions::default()
     }
 }

@@ -7,3 +7,15 @@ pub fn threads() -> usize {
         .find_map(|a| a.strip_prefix("--threads=").and_then(|v| v.parse().ok()))
         .unwrap_or(1)
 }
+
+/// Modified Newton factor: the default, `--theta=X`, or `None` (full Newton) with
+/// `--full-newton`.
+pub fn jacobian_reuse() -> Option<f64> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--full-newton") {
+        return None;
+    }
+    args.iter()
+        .find_map(|a| a.strip_prefix("--theta=").and_then(|v| v.parse().ok()))
+        .or(Some(saltus::solvers::nsga::DEFAULT_JACOBIAN_REUSE))
+}

@@ -76,7 +76,16 @@ pub struct NsgaOptions {
     /// Threads evaluating elements: 1 sequential, 0 automatic (`RAYON_NUM_THREADS`, else the
     /// available cores). Results are bit-identical for any value.
     pub threads: usize,
+    /// Modified Newton contraction factor `θ` of the smooth stage (see
+    /// [`Tolerance::jacobian_reuse`]): its iteration matrix is reused, within a step and across
+    /// steps, while every correction made with it reduces the residual by at least `θ`;
+    /// `None`: full Newton. The position and velocity corrections always use full Newton (one
+    /// iteration leaves the constraints at round-off).
+    pub jacobian_reuse: Option<f64>,
 }
+
+/// Default modified Newton contraction factor of [`NsgaOptions::jacobian_reuse`].
+pub const DEFAULT_JACOBIAN_REUSE: f64 = 0.5;
 
 impl Default for NsgaOptions {
     fn default() -> Self {
@@ -94,6 +103,7 @@ impl Default for NsgaOptions {
             output_every: 1,
             characteristic_mass: None,
             threads: 0,
+            jacobian_reuse: Some(DEFAULT_JACOBIAN_REUSE),
         }
     }
 }
@@ -134,6 +144,14 @@ impl NsgaOptions {
         }
         if self.output_every == 0 {
             return bad("output_every", "must be >= 1".into());
+        }
+        if let Some(theta) = self.jacobian_reuse {
+            if !(theta > 0.0 && theta < 1.0) {
+                return bad(
+                    "jacobian_reuse",
+                    format!("contraction factor must be in (0, 1), got {theta}"),
+                );
+            }
         }
         if !self.gravity.iter().all(|g| g.is_finite()) {
             return bad("gravity", format!("must be finite, got {:?}", self.gravity));
@@ -209,6 +227,14 @@ impl RunSummary {
         self.stages
             .iter()
             .map(|s| s.symbolic_factorizations)
+            .collect()
+    }
+
+    /// Numeric LU factorizations per stage (stage order).
+    pub fn numeric_factorizations(&self) -> Vec<usize> {
+        self.stages
+            .iter()
+            .map(|s| s.numeric_factorizations)
             .collect()
     }
 
@@ -479,6 +505,7 @@ impl Nsga {
             tol_f: self.opts.tol_f,
             max_iterations: self.opts.max_iterations,
             line_search: self.opts.line_search,
+            jacobian_reuse: self.opts.jacobian_reuse,
         }
     }
 
@@ -591,7 +618,12 @@ impl Nsga {
     ) -> Result<(), SolveError> {
         let coef = self.coef;
         let cx = self.cx(level, h, t, &coef);
-        let tol = self.tolerance();
+        // Full Newton: a correction is nearly linear and converges in one Newton iteration,
+        // leaving the constraints at round-off; a reused matrix would stop at the tolerance.
+        let tol = Tolerance {
+            jacobian_reuse: None,
+            ..self.tolerance()
+        };
         let (index, stage) = match level {
             Level::Position => (1, &mut self.position),
             _ => (2, &mut self.velocity),

@@ -34,6 +34,34 @@ pub struct Tolerance {
     /// Backtrack (halve the correction, up to 6 times) when a full Newton correction does not
     /// decrease `‖r‖` (Armijo, sufficient decrease 10⁻⁴).
     pub line_search: bool,
+    /// Modified Newton: the last factorized iteration matrix serves the following corrections,
+    /// within a solve and across solves (steps), while each correction made with it reduces
+    /// `‖r‖` at least by this factor `θ ∈ (0, 1)`. A correction that contracts less is followed
+    /// by a fresh iteration matrix at the point it reached (if it reduced `‖r‖`) or at the point
+    /// it started from (if not); a change of the stage's step factors (`h`, `k`, `p`, …) or of
+    /// the pattern also forces a fresh one. The convergence test is the same, so the converged
+    /// solution satisfies the same tolerance. `None`: full Newton (a fresh iteration matrix at
+    /// every iteration).
+    pub jacobian_reuse: Option<f64>,
+}
+
+/// The step factors an iteration matrix depends on besides the state: a reused factorization
+/// is valid only for the same values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MatrixFactors([f64; 7]);
+
+impl MatrixFactors {
+    fn of(cx: &StepCx) -> Self {
+        Self([
+            cx.h,
+            cx.k,
+            cx.p,
+            cx.dq_dv,
+            cx.dvdot_dv,
+            cx.dv_dv,
+            cx.force_weight,
+        ])
+    }
 }
 
 /// Norms of one assembled residual.
@@ -80,6 +108,12 @@ pub struct StageSummary {
     /// solve converged at its start, e.g. a correction with nothing to correct): the Hessian
     /// is assembled only if the start point turns out not to be converged.
     pub start_checks: usize,
+    /// Newton corrections made with a reused factorization (modified Newton,
+    /// [`Tolerance::jacobian_reuse`]); included in `iterations`.
+    pub reused_corrections: usize,
+    /// Reused-factorization corrections discarded because they did not reduce `‖r‖` (the
+    /// iterate went back to where the correction started; included in `iterations`).
+    pub rejected_corrections: usize,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.
@@ -103,6 +137,9 @@ pub struct Stage {
     topology: u64,
     /// Per-element local systems of a parallel assembly: `[reference, r (max), H (max²)]`.
     local: Vec<f64>,
+    /// The step factors of the matrix factorized in `lu`, while that factorization is valid
+    /// (modified Newton may reuse it).
+    factorized_for: Option<MatrixFactors>,
 }
 
 /// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
@@ -139,6 +176,7 @@ impl Stage {
             handles: Vec::new(),
             topology: 0,
             local: Vec::new(),
+            factorized_for: None,
         };
         stage.install(None, model)?;
         Ok(stage)
@@ -161,6 +199,7 @@ impl Stage {
         self.handles = model.element_handles().to_vec();
         self.topology = model.topology();
         self.summary.symbolic_factorizations = self.lu.symbolic_count;
+        self.factorized_for = None;
         Ok(())
     }
 
@@ -223,6 +262,8 @@ impl Stage {
         s.backtracks = 0;
         s.residual_assemblies = 0;
         s.start_checks = 0;
+        s.reused_corrections = 0;
+        s.rejected_corrections = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).
@@ -493,6 +534,12 @@ impl Stage {
     /// Jacobian is modified, never the residual, so the converged state still satisfies the
     /// exact equations; redundant multipliers are split along the Newton path.
     pub fn solve(&mut self, cx: &StepCx, step: usize) -> Result<(), SolveError> {
+        self.solve_with(cx, step, true)
+    }
+
+    /// [`Stage::solve`], with the factorization of the last factorized matrix when `refactor`
+    /// is false (modified Newton).
+    fn solve_with(&mut self, cx: &StepCx, step: usize, refactor: bool) -> Result<(), SolveError> {
         let (level, t) = (cx.level, cx.t);
         let err = |source| SolveError::Linear {
             step,
@@ -500,7 +547,9 @@ impl Stage {
             level,
             source,
         };
-        self.factorize(cx).map_err(err)?;
+        if refactor {
+            self.factorize(cx).map_err(err)?;
+        }
         for (d, r) in self.delta.iter_mut().zip(&self.system.rhs) {
             *d = -r;
         }
@@ -521,8 +570,11 @@ impl Stage {
     fn factorize(&mut self, cx: &StepCx) -> Result<(), LinearError> {
         self.system
             .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        self.factorized_for = None;
         self.lu
-            .factorize(&self.system.matrix, self.system.generation)
+            .factorize(&self.system.matrix, self.system.generation)?;
+        self.factorized_for = Some(MatrixFactors::of(cx));
+        Ok(())
     }
 
     /// Sign and magnitude of the determinant of the stage's iteration matrix at the current
@@ -625,7 +677,9 @@ impl Stage {
     /// Newton loop on this stage (step index `step` for error messages). Each iteration
     /// assembles, tests convergence, solves `S Δ = −r`, adds the node part of `Δ` to
     /// [`State::unknown`] and the multiplier part to the stage's multipliers, then calls
-    /// `update(state)` to recompute the node states from the unknowns. Allocation-free.
+    /// `update(state)` to recompute the node states from the unknowns. With
+    /// [`Tolerance::jacobian_reuse`], `S` is the last factorized iteration matrix while it
+    /// contracts well (modified Newton; only the residual is assembled). Allocation-free.
     pub fn newton(
         &mut self,
         model: &Model,
@@ -652,12 +706,25 @@ impl Stage {
         // A stage that converged at its start last time (e.g. a correction with nothing to
         // correct) first checks its start point with a residual-only assembly.
         let mut start_check = self.converged_at_start;
+        // Modified Newton: the next correction reuses the factorization in `lu` (no Hessian
+        // assembled); `reused_step`: the last correction did.
+        let factors = MatrixFactors::of(cx);
+        // The last iterations before the cap are full Newton ones: a reused matrix must not
+        // make a solve fail that Newton would finish.
+        let may_reuse =
+            |it: usize| tol.jacobian_reuse.is_some() && it + FRESH_BEFORE_CAP < tol.max_iterations;
+        let mut reuse = may_reuse(0) && self.factorized_for == Some(factors);
+        let mut reused_step = false;
+        let mut reused = 0;
+        let mut rejected = 0;
         let result = loop {
-            let ResidualNorms { norm, reference } = if backtracking {
-                self.summary.residual_assemblies += 1;
-                self.assemble_residual(model, state, cx, step, smooth)?
-            } else if start_check {
-                self.summary.start_checks += 1;
+            let residual_only = backtracking || start_check || reuse;
+            let ResidualNorms { norm, reference } = if residual_only {
+                if backtracking {
+                    self.summary.residual_assemblies += 1;
+                } else if start_check {
+                    self.summary.start_checks += 1;
+                }
                 self.assemble_residual(model, state, cx, step, smooth)?
             } else {
                 self.assemble(model, state, cx, step, smooth)?
@@ -666,6 +733,29 @@ impl Stage {
             // from coordinates of size `state_scale`, so it cannot be resolved below ~ε·scale.
             let round_off = ROUND_OFF * cx.k * state.scale(positions);
             let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
+            if norm <= tolerance {
+                break (it, norm);
+            }
+            if reused_step {
+                reused_step = false;
+                let theta = tol.jacobian_reuse.unwrap_or(0.0);
+                let contracted = norm.is_finite() && norm <= theta * prev_norm;
+                if !contracted {
+                    // Slow contraction: a fresh iteration matrix, here if the correction
+                    // reduced ‖r‖, else where it started.
+                    reuse = false;
+                    start_check = false;
+                    let decreased = norm.is_finite() && norm < prev_norm;
+                    if !decreased {
+                        rejected += 1;
+                        self.set_iterate(state, 0.0);
+                        update(state);
+                    }
+                    // The refreshed point is not judged again by the line search.
+                    prev_norm = f64::INFINITY;
+                    continue;
+                }
+            }
             let can_backtrack = tol.line_search && it > 0 && backtracks < MAX_BACKTRACKS;
             if !norm.is_finite() && !can_backtrack {
                 return Err(SolveError::NonFinite {
@@ -674,9 +764,6 @@ impl Stage {
                     level: cx.level,
                     what: "assembled residual".into(),
                 });
-            }
-            if norm <= tolerance {
-                break (it, norm);
             }
             // Not enough decrease (or a non-finite residual): retry with half the step.
             let sufficient = norm <= (1.0 - ARMIJO * alpha) * prev_norm;
@@ -687,6 +774,8 @@ impl Stage {
                 self.set_iterate(state, alpha);
                 update(state);
                 backtracking = true;
+                // A correction that needed shortening: no reuse of its matrix.
+                reuse = false;
                 continue;
             }
             if it == tol.max_iterations {
@@ -699,20 +788,25 @@ impl Stage {
                     tolerance,
                 });
             }
-            if backtracking || start_check {
+            if (backtracking || start_check) && !reuse {
                 // The accepted backtracked point, or a start point that needs a correction
                 // after all: its Hessian (same residual).
                 self.assemble(model, state, cx, step, smooth)?;
-                backtracking = false;
-                start_check = false;
             }
-            self.solve(cx, step)?;
+            backtracking = false;
+            start_check = false;
+            self.solve_with(cx, step, !reuse)?;
+            reused_step = reuse;
+            if reuse {
+                reused += 1;
+            }
             let nd = self.system.n_node_dofs;
             // Round-off plateau: a correction below the resolution of the unknowns cannot
             // reduce the residual further; nor can one below `tol` (relative to the corrected
             // quantities) once the residual has stopped decreasing — the residual is then at
             // the round-off floor of forces computed from absolute coordinates (e.g. EA ε|x|/L of
-            // a stiff beam), which the residual test cannot know.
+            // a stiff beam), which the residual test cannot know. Judged on Newton corrections
+            // with a fresh matrix only (a reused one is judged by its contraction).
             let (sn, sm) = (state.scale(positions), amax(&self.mult));
             let (dn, dm) = (amax(&self.delta[..nd]), amax(&self.delta[nd..]));
             let at_round_off = dn <= STAGNATION * (1.0 + sn) && dm <= STAGNATION * (1.0 + sm);
@@ -721,7 +815,7 @@ impl Stage {
                 && norm <= PLATEAU_FACTOR * tolerance
                 && dn <= tol.tol * (1.0 + sn)
                 && dm <= tol.tol * (1.0 + sm);
-            let stagnated = at_round_off || plateau;
+            let stagnated = !reused_step && (at_round_off || plateau);
             state.saved_unknown.copy_from_slice(&state.unknown);
             self.saved_mult.copy_from_slice(&self.mult);
             // Damping of large rotation corrections: a rotation increment beyond π aliases
@@ -740,8 +834,12 @@ impl Stage {
             if stagnated {
                 break (it, norm);
             }
+            // The factorization just used serves the next correction (modified Newton).
+            reuse = may_reuse(it) && alpha == 1.0;
         };
         self.converged_at_start = result.0 == 0;
+        self.summary.reused_corrections += reused;
+        self.summary.rejected_corrections += rejected;
         let report = NewtonReport {
             iterations: result.0,
             residual: result.1,
@@ -843,6 +941,9 @@ const MAX_ROTATION_STEP: f64 = 0.5;
 
 /// A residual plateau is accepted as converged only within this factor of the tolerance.
 const PLATEAU_FACTOR: f64 = 1e4;
+
+/// Newton iterations before the cap that always use a fresh iteration matrix.
+const FRESH_BEFORE_CAP: usize = 2;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;

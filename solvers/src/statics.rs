@@ -441,6 +441,9 @@ impl<'o> StaticSolve<'o> {
             tol_f: opts.tol_f,
             max_iterations: opts.max_iterations,
             line_search: opts.line_search,
+            // Full Newton: each load step is a new problem, and the stability monitor
+            // factorizes at every converged point anyway.
+            jacobian_reuse: None,
         };
         let layout = OutputLayout::for_model(model, &[STATIC_STAGE]);
         let values = vec![0.0; layout.n_element_values];

@@ -32,18 +32,20 @@ use crate::constraint::{
 };
 use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
 
-/// Add the constraint rows of `c` at the stage `cx` into `out` (module table).
+/// Add the constraint rows of `c` at the stage `cx` into `out` (module table); with
+/// `hessian == false` the residual only (first-order kinematics: no `H_j`).
 pub(super) fn add_constraint_terms(
     c: &dyn BilateralConstraint,
     cx: &StepCx,
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
+    hessian: bool,
 ) -> Result<(), ElementError> {
     let layout = Layout::new(s.kinds);
     let (n, m) = (layout.n(), c.n_constraints());
     let t = if cx.level == Level::Static { 0.0 } else { cx.t };
-    // Second derivatives enter only through configuration columns.
-    let hessians = cx.dq_dv != 0.0;
+    // Second derivatives enter only through configuration columns of the Hessian.
+    let hessians = hessian && cx.dq_dv != 0.0;
     let rates = cx.dv_dv != 0.0;
     let mut kin = Kinematics::zeros(m, n);
     let kcx = KinCx::new(s.nodes, t, &layout);
@@ -79,6 +81,12 @@ pub(super) fn add_constraint_terms(
     let meas = if rates { kin.rate(&v) } else { kin.g };
     let xi = padded_rows(&s.mult[..m], k) - meas * p;
     add_at_x(&mut r_q, g_q, &xi, -1.0, n);
+    let res = out.residual.as_mut_slice();
+    if !hessian {
+        axpy(&mut res[..n], 1.0, &r_q.as_slice()[..n]);
+        axpy(&mut res[n..n + m], -k, &meas.as_slice()[..m]);
+        return Ok(());
+    }
     // M = ξ + w k_s λ̃ collects both ∂(g_qᵀ ·)/∂q terms.
     let mut mu = xi;
     if let Some(lam) = &lam_s {
@@ -109,7 +117,6 @@ pub(super) fn add_constraint_terms(
     }
 
     // Scatter column by column (the local output is column-major with unit row stride).
-    let res = out.residual.as_mut_slice();
     axpy(&mut res[..n], 1.0, &r_q.as_slice()[..n]);
     axpy(&mut res[n..n + m], -k, &meas.as_slice()[..m]);
     let (h_qq, h_mq, g_qt) = (h_qq.as_slice(), h_mq.as_slice(), g_q.transpose());

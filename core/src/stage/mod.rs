@@ -207,7 +207,7 @@ fn evaluate(
         }
     }
     if let Some(c) = element.as_constraint() {
-        constraint::add_constraint_terms(c, cx, s, out)?;
+        constraint::add_constraint_terms(c, cx, s, out, hessian)?;
     }
     if let Some(c) = element.as_contact() {
         contact::add_contact_terms(&c, cx, s, out)?;
