@@ -1,7 +1,7 @@
 //! Benchmark: the dense and the sparse LU path on the iteration matrices of the benchmark
 //! models (rigid chains of N links, beam cantilevers of N elements), to place
 //! `saltus_core::linear::DENSE_MAX`. For each stage matrix after one step, prints its order,
-//! its nonzeros and the time of one numeric factorization plus one solve on each path.
+//! its nonzeros and the time \[µs\] of one numeric factorization plus one solve on each path.
 //!
 //! Run: `cargo bench --bench lu`.
 

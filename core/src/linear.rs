@@ -1,4 +1,4 @@
-//! LU factorization of the iteration matrices, by size: a dense LU with partial pivoting below
+//! LU factorization of the iteration matrices, by size: a dense LU with partial pivoting up to
 //! [`DENSE_MAX`] unknowns, faer's sparse simplicial LU above, both keeping their storage and
 //! (sparse) symbolic analysis while the pattern generation holds. Partial pivoting: the
 //! iteration matrices are unsymmetric (friction, Lie-group tangents).
@@ -8,17 +8,21 @@
 //! the cost of one pass over `U`'s diagonal.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::linalg::lu::partial_pivoting::{factor as dense_factor, solve as dense_solve};
 use faer::perm::PermRef;
 use faer::sparse::linalg::lu::simplicial::{factorize_simplicial_numeric_lu, SimplicialLu};
 use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, MatMut, MatRef, Par};
+use faer::{Conj, MatMut, Par};
 
 /// Largest order factorized by the dense LU. Measured with `benches/lu.rs` on the iteration
 /// matrices of rigid chains and beams (factorization + solve, single thread): dense/sparse time
-/// 0.3–0.45 at n = 11–44, 0.5 at n = 66–88, 0.85 at n = 132, 1.15 at n = 176.
+/// 0.16–0.3 at n = 11–44, 0.3–0.4 at n = 66–88, 0.7 at n = 132, 1.2 at n = 176.
+///
+/// The dense LU is this module's unblocked kernel ([`dense_lu`]), not faer's blocked one: on
+/// these matrices it took 0.45–0.8 of faer's time up to n = 132 (faer's recursion and SIMD
+/// dispatch outweigh the arithmetic at these sizes, and the kernel skips the structural zeros
+/// of the rank-one updates) and the same at n = 176.
 pub const DENSE_MAX: usize = 144;
 
 /// Failure of the LU factorization.
@@ -93,9 +97,81 @@ struct Dense {
     n: usize,
     lu: Vec<f64>,
     perm: Vec<usize>,
-    perm_inv: Vec<usize>,
     /// Row transpositions of the factorization (`sgn P = (−1)^count`).
     transpositions: usize,
+    /// Permuted right-hand side of [`dense_solve`].
+    work: Vec<f64>,
+}
+
+/// Unblocked LU with partial pivoting of the column-major `n × n` matrix `a`, in place
+/// (`P A = L U`: `L` unit lower triangular below the diagonal, `U` on and above it; row `i` of
+/// `P A` is row `perm[i]` of `A`). Returns the number of row transpositions. A zero pivot is
+/// left in `U` (its solves give non-finite values, which the callers detect).
+fn dense_lu(a: &mut [f64], n: usize, perm: &mut [usize]) -> usize {
+    for (i, p) in perm.iter_mut().enumerate() {
+        *p = i;
+    }
+    let mut transpositions = 0;
+    for k in 0..n {
+        let col = &a[k * n..(k + 1) * n];
+        let mut p = k;
+        let mut best = col[k].abs();
+        for (i, v) in col.iter().enumerate().skip(k + 1) {
+            if v.abs() > best {
+                best = v.abs();
+                p = i;
+            }
+        }
+        if p != k {
+            for j in 0..n {
+                a.swap(j * n + k, j * n + p);
+            }
+            perm.swap(k, p);
+            transpositions += 1;
+        }
+        let (left, right) = a.split_at_mut((k + 1) * n);
+        let col = &mut left[k * n..];
+        let pivot = col[k];
+        if pivot != 0.0 {
+            let inv = 1.0 / pivot;
+            for v in &mut col[k + 1..] {
+                *v *= inv;
+            }
+        }
+        // Rank-one update of the trailing columns.
+        for colj in right.chunks_exact_mut(n) {
+            let akj = colj[k];
+            if akj != 0.0 {
+                for (x, l) in colj[k + 1..].iter_mut().zip(&col[k + 1..]) {
+                    *x -= l * akj;
+                }
+            }
+        }
+    }
+    transpositions
+}
+
+/// Solve `A x = b` in place with the factors of [`dense_lu`] (`work`: `n` scratch entries).
+fn dense_solve_in_place(lu: &[f64], n: usize, perm: &[usize], b: &mut [f64], work: &mut [f64]) {
+    for (w, &p) in work.iter_mut().zip(perm) {
+        *w = b[p];
+    }
+    b.copy_from_slice(&work[..n]);
+    for j in 0..n {
+        let xj = b[j];
+        if xj != 0.0 {
+            for (x, l) in b[j + 1..].iter_mut().zip(&lu[j * n + j + 1..(j + 1) * n]) {
+                *x -= l * xj;
+            }
+        }
+    }
+    for j in (0..n).rev() {
+        b[j] /= lu[j * n + j];
+        let xj = b[j];
+        for (x, u) in b[..j].iter_mut().zip(&lu[j * n..j * n + j]) {
+            *x -= u * xj;
+        }
+    }
 }
 
 /// LU solver of one pattern: dense below [`Lu::dense_max`] unknowns, sparse simplicial above,
@@ -182,18 +258,12 @@ impl Lu {
         let (n, col_ptr, pattern) = pattern(a)?;
         self.factorized = false;
         if n <= self.dense_max {
-            let req =
-                dense_factor::lu_in_place_scratch::<usize, f64>(n, n, self.par, Default::default())
-                    .or(dense_solve::solve_in_place_scratch::<usize, f64>(
-                        n, 1, self.par,
-                    ));
-            self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
             self.dense = Some(Dense {
                 n,
                 lu: vec![0.0; n * n],
                 perm: vec![0; n],
-                perm_inv: vec![0; n],
                 transpositions: 0,
+                work: vec![0.0; n],
             });
             self.symbolic = None;
         } else {
@@ -255,9 +325,14 @@ impl Lu {
     /// [`Lu::analyze`]); the numeric factorization reuses storage.
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
         self.analyze(a, generation)?;
-        let (_, col_ptr, pattern) = pattern(a)?;
         self.factorized = false;
         if let Some(d) = self.dense.as_mut() {
+            let col_ptr = a.indptr().into_raw_storage();
+            if col_ptr.len() != d.n + 1 || col_ptr.first().is_some_and(|&p| p != 0) {
+                return Err(LinearError::Malformed(
+                    "CSC index pointer does not match the analyzed order".into(),
+                ));
+            }
             // Scatter the CSC values into the column-major dense storage.
             let n = d.n;
             d.lu.fill(0.0);
@@ -268,16 +343,9 @@ impl Lu {
                     col[rows[k]] = values[k];
                 }
             }
-            let (info, _) = dense_factor::lu_in_place(
-                MatMut::from_column_major_slice_mut(&mut d.lu, n, n),
-                &mut d.perm,
-                &mut d.perm_inv,
-                self.par,
-                MemStack::new(&mut self.mem),
-                Default::default(),
-            );
-            d.transpositions = info.transposition_count;
+            d.transpositions = dense_lu(&mut d.lu, n, &mut d.perm);
         } else {
+            let (_, _, pattern) = pattern(a)?;
             let Some(sym) = self.symbolic.as_ref() else {
                 return Err(LinearError::Symbolic("no symbolic factorization".into()));
             };
@@ -341,20 +409,17 @@ impl Lu {
             return Err(LinearError::Numeric("solve without a factorization".into()));
         }
         let n = b.len();
-        let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
-        if let Some(d) = self.dense.as_ref() {
-            let lu = MatRef::from_column_major_slice(&d.lu, d.n, d.n);
-            dense_solve::solve_in_place_with_conj(
-                lu,
-                lu,
-                PermRef::new_checked(&d.perm, &d.perm_inv, d.n),
-                Conj::No,
-                rhs,
-                self.par,
-                MemStack::new(&mut self.mem),
-            );
+        if let Some(d) = self.dense.as_mut() {
+            if n != d.n {
+                return Err(LinearError::Malformed(format!(
+                    "right-hand side of length {n} for order {}",
+                    d.n
+                )));
+            }
+            dense_solve_in_place(&d.lu, n, &d.perm, b, &mut d.work);
             return Ok(());
         }
+        let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
         let Some(sym) = self.symbolic.as_ref() else {
             return Err(LinearError::Symbolic("solve before factorize".into()));
         };
@@ -591,9 +656,11 @@ mod tests {
             }
             assert!(r.iter().all(|v| v.abs() < 1e-12), "{lu:?}: {r:?}");
         }
-        assert_eq!(dets[0].sign, dets[1].sign);
-        // Same determinant from two factorizations: round-off of 36 pivots.
-        assert!((dets[0].ln_abs - dets[1].ln_abs).abs() < 1e-10);
+        for d in &dets[1..] {
+            assert_eq!(dets[0].sign, d.sign);
+            // Same determinant from two factorizations: round-off of 36 pivots.
+            assert!((dets[0].ln_abs - d.ln_abs).abs() < 1e-10);
+        }
         let mut lu = Lu::new();
         lu.analyze(&a, 1).unwrap();
         assert!(lu.is_dense(), "order {} below DENSE_MAX", n + m);

@@ -717,7 +717,14 @@ impl Nsga {
         } else {
             next
         };
-        let h = (t_next - self.t).max(self.opts.h * 1e-9);
+        // The step size is h itself on the grid (t_{k+1} − t_k differs from h by round-off,
+        // which would change the step factors and defeat matrix reuse); only a last step
+        // shortened to t_end takes the remainder.
+        let h = if (t_next - next).abs() <= 1e-9 * self.opts.h {
+            self.opts.h
+        } else {
+            (t_next - self.t).max(self.opts.h * 1e-9)
+        };
         let stats = self.advance(model, h, 0)?;
         // Land exactly on the grid (sub-steps of a halved step sum with round-off).
         self.t = t_next;
