@@ -21,11 +21,14 @@ fn wrap(x: f64) -> f64 {
 }
 
 /// Kinematics of the rotation driver: the rotation angle `φ` of node 2 relative to node 1 about
-/// the axis fixed in body 1 follows `θ(t) = θ₀ + ω t + α t²/2` (1 rheonomic constraint, \[rad\]):
+/// the axis fixed in body 1 follows `θ(t) = θ₀ + ω s(t) + α t²/2` (1 rheonomic constraint,
+/// \[rad\]), with `s(t) = t`, or with a ramp time `T_r > 0` the half-cosine start
+/// `s(t) = (t − T_r/π sin(π t/T_r))/2` for `t < T_r` and `T_r/2 + (t − T_r)` after (the speed
+/// `ω (1 − cos(π t/T_r))/2` rises smoothly from 0 to `ω`, with zero acceleration at both ends):
 ///
 /// ```text
 /// φ = atan2((R₂ b₂) · (R₁ c₁), (R₂ b₂) · (R₁ b₁))
-/// g = wrap(φ − θ(t)),   g_t = −θ̇(t) = −(ω + α t)
+/// g = wrap(φ − θ(t)),   g_t = −θ̇(t) = −(ω ṡ(t) + α t)
 /// ```
 ///
 /// `b₁`, `c₁ = a₁ × b₁` are unit directions of body 1 perpendicular to its axis `a₁`, and `b₂`
@@ -44,6 +47,7 @@ pub struct PrescribedRotationConstraint {
     angle0: f64,
     angular_velocity: f64,
     angular_acceleration: f64,
+    ramp_time: f64,
 }
 
 /// Rotation driver element (registered as `prescribed_rotation`); see
@@ -66,6 +70,10 @@ pub struct PrescribedRotationSpec {
     /// Angular acceleration `α` [rad/s²] (default 0).
     #[serde(default)]
     pub angular_acceleration: f64,
+    /// Ramp time `T_r` \[s\], >= 0 (default 0: `ω` from the start): `ω` is reached from rest by
+    /// a half-cosine speed ramp over `T_r`.
+    #[serde(default)]
+    pub ramp_time: f64,
 }
 
 impl PrescribedRotationConstraint {
@@ -96,7 +104,34 @@ impl PrescribedRotationConstraint {
             angle0: finite(element, "angle0", angle0)?,
             angular_velocity: finite(element, "angular_velocity", angular_velocity)?,
             angular_acceleration: 0.0,
+            ramp_time: 0.0,
         })
+    }
+
+    /// Set the ramp time `T_r` \[s\] of the half-cosine start (`element` names the element in
+    /// errors); `T_r >= 0`, 0 for none.
+    pub fn set_ramp_time(&mut self, element: &str, ramp_time: f64) -> Result<(), BuildError> {
+        let t = finite(element, "ramp_time", ramp_time)?;
+        if t < 0.0 {
+            return Err(BuildError::InvalidParameter {
+                element: element.to_string(),
+                parameter: "ramp_time".into(),
+                message: format!("must be >= 0 s, got {t}"),
+            });
+        }
+        self.ramp_time = t;
+        Ok(())
+    }
+
+    /// The ramped time `s(t)` and its rate `ṡ(t)` (type docs).
+    fn ramp(&self, t: f64) -> (f64, f64) {
+        let tr = self.ramp_time;
+        if tr > 0.0 && t < tr {
+            let a = std::f64::consts::PI / tr;
+            (0.5 * (t - (a * t).sin() / a), 0.5 * (1.0 - (a * t).cos()))
+        } else {
+            (t - 0.5 * tr, 1.0)
+        }
     }
 
     /// Set the angular acceleration `α` [rad/s²] (`element` names the element in errors).
@@ -111,12 +146,14 @@ impl PrescribedRotationConstraint {
 
     /// Prescribed angle `θ(t)` \[rad\].
     pub fn theta(&self, t: f64) -> f64 {
-        self.angle0 + self.angular_velocity * t + 0.5 * self.angular_acceleration * t * t
+        self.angle0
+            + self.angular_velocity * self.ramp(t).0
+            + 0.5 * self.angular_acceleration * t * t
     }
 
     /// Prescribed angular velocity `θ̇(t)` \[rad/s\].
     pub fn theta_dot(&self, t: f64) -> f64 {
-        self.angular_velocity + self.angular_acceleration * t
+        self.angular_velocity * self.ramp(t).1 + self.angular_acceleration * t
     }
 
     /// Measured relative angle `φ` \[rad\] in `(−π, π]` with its derivatives.
@@ -195,6 +232,13 @@ impl PrescribedRotation {
             .set_angular_acceleration(TYPE_NAME, alpha)?;
         Ok(self)
     }
+
+    /// Reach `ω` from rest by a half-cosine speed ramp over `ramp_time` \[s\] (see
+    /// [`PrescribedRotationConstraint`]).
+    pub fn with_ramp_time(mut self, ramp_time: f64) -> Result<Self, BuildError> {
+        self.constraint_mut().set_ramp_time(TYPE_NAME, ramp_time)?;
+        Ok(self)
+    }
 }
 
 fn build(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {
@@ -210,6 +254,7 @@ fn build(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildEr
         spec.angular_velocity,
     )?;
     c.set_angular_acceleration(&def.name, spec.angular_acceleration)?;
+    c.set_ramp_time(&def.name, spec.ramp_time)?;
     Ok(Box::new(BilateralJoint::from_constraint(c)?))
 }
 
@@ -311,6 +356,45 @@ mod tests {
             q[1].r.inverse() * (q[0].r * (nodes[0].initial.r.inverse() * axis)) * (2.0 + 0.5 * t);
         let v = d.layout().velocity(&q);
         assert!(kin.rate(&v)[0].abs() < 1e-13);
+    }
+
+    /// The half-cosine ramp: `θ` and `θ̇` continuous at `T_r`, `θ̇ = dθ/dt` (central
+    /// differences), the closed-form values at `T_r/2` and after, and `ġ` of the constraint
+    /// against the time derivative of `g` on and after the ramp.
+    #[test]
+    fn half_cosine_ramp() {
+        let (omega, tr) = (150.0, 0.05);
+        let d = driver(5, omega, 0.0).0.with_ramp_time(tr).unwrap();
+        let c = d.constraint();
+        // θ(T_r/2) = ω (T_r/2 − T_r/π)/2, θ̇(T_r/2) = ω/2, θ(t ≥ T_r) = ω (t − T_r/2).
+        let half = 0.5 * tr;
+        assert!((c.theta(half) - 0.5 * omega * (half - tr / std::f64::consts::PI)).abs() < 1e-13);
+        assert!((c.theta_dot(half) - 0.5 * omega).abs() < 1e-13);
+        assert!((c.theta(0.2) - omega * (0.2 - 0.5 * tr)).abs() < 1e-12);
+        assert_eq!(c.theta_dot(0.2), omega);
+        assert_eq!((c.theta(0.0), c.theta_dot(0.0)), (0.0, 0.0));
+        // Continuity at T_r (round-off of the sine: 1e-12 rad).
+        let e = 1e-12;
+        assert!((c.theta(tr - e) - c.theta(tr + e)).abs() < 1e-9);
+        assert!((c.theta_dot(tr - e) - c.theta_dot(tr + e)).abs() < 1e-6);
+        // θ̇ against central differences (step 1e-6 s: truncation ω (π/T_r)² δ²/6 ≈ 1e-7).
+        for t in [0.001, 0.013, 0.031, 0.049, 0.06] {
+            let fd = (c.theta(t + 1e-6) - c.theta(t - 1e-6)) / 2e-6;
+            assert!(
+                (fd - c.theta_dot(t)).abs() < 1e-6,
+                "t = {t}: {fd} vs {}",
+                c.theta_dot(t)
+            );
+        }
+        // The constraint's rate (g_q v + g_t) against the time derivative of g.
+        for t in [0.02, 0.07] {
+            let err = check_kin(c, t, 5);
+            assert!(err < 1e-6, "t = {t}: {err:e}");
+        }
+        assert!(matches!(
+            driver(1, 1.0, 0.0).0.with_ramp_time(-1.0),
+            Err(BuildError::InvalidParameter { ref parameter, .. }) if parameter == "ramp_time"
+        ));
     }
 
     #[test]
