@@ -14,78 +14,12 @@
 //!
 //! Run: `cargo bench --bench slider_crank -- [NE] [T] [H] [--full-newton]`.
 
+#[path = "../tests/bench_models/mod.rs"]
+mod bench_models;
 mod common;
-use saltus::elements::beam::{BeamBuilder, BeamSpec};
-use saltus::elements::body::RigidBody;
-use saltus::elements::joints::{PrescribedRotation, PrismaticJoint, RevoluteJoint, SphericalJoint};
+use bench_models::peer_slider_crank as model;
 use saltus::prelude::*;
 use std::time::Instant;
-
-const R: f64 = 0.15;
-const L: f64 = 0.30;
-const OMEGA: f64 = 150.0;
-const RAMP: f64 = 0.05;
-const E: f64 = 2.1e11;
-const NU: f64 = 0.3;
-const RHO: f64 = 7850.0;
-const D: f64 = 0.006;
-
-/// The mechanism and the rod's node ids (first to last).
-fn model(ne: usize) -> (Model, Vec<NodeId>) {
-    let mut model = Model::new();
-    let ground = model
-        .add_node(NodeDef::frame("ground", Vector3::zeros()).fixed())
-        .unwrap();
-    let crank = model
-        .add_node(NodeDef::frame("crank", Vector3::new(R / 2.0, 0.0, 0.0)))
-        .unwrap();
-    let area = std::f64::consts::PI * D * D / 4.0;
-    let mc = RHO * area * R;
-    let j = mc * R * R / 12.0;
-    let crank_body = RigidBody::principal(crank, mc, Vector3::new(mc * D * D / 8.0, j, j));
-    model
-        .add_element("crank_body", crank_body.unwrap())
-        .unwrap();
-    let hinge = RevoluteJoint::new(model.nodes(), ground, crank, Vector3::zeros(), Vector3::z());
-    model.add_element("main", hinge.unwrap()).unwrap();
-    let drive = PrescribedRotation::new(model.nodes(), ground, crank, Vector3::z(), 0.0, OMEGA)
-        .and_then(|d| d.with_ramp_time(RAMP));
-    model.add_element("drive", drive.unwrap()).unwrap();
-
-    let a = model
-        .add_node(NodeDef::frame("rod_a", Vector3::new(R, 0.0, 0.0)))
-        .unwrap();
-    let b = model
-        .add_node(NodeDef::frame("rod_b", Vector3::new(R + L, 0.0, 0.0)))
-        .unwrap();
-    let mut spec = BeamSpec::circular(E, NU, RHO, D / 2.0);
-    spec.shear_coefficient = Some(0.9);
-    let rod = BeamBuilder::new("rod", spec)
-        .line(&mut model, a, b, ne)
-        .unwrap();
-    let pin = RevoluteJoint::new(
-        model.nodes(),
-        crank,
-        a,
-        Vector3::new(R, 0.0, 0.0),
-        Vector3::z(),
-    );
-    model.add_element("crank_pin", pin.unwrap()).unwrap();
-
-    let slider = model
-        .add_node(NodeDef::frame("slider", Vector3::new(R + L, 0.0, 0.0)))
-        .unwrap();
-    let slider_body = RigidBody::principal(slider, 1e-6, Vector3::repeat(1e-12));
-    model
-        .add_element("slider_body", slider_body.unwrap())
-        .unwrap();
-    let x_b = Vector3::new(R + L, 0.0, 0.0);
-    let guide = PrismaticJoint::new(model.nodes(), ground, slider, x_b, Vector3::x());
-    model.add_element("guide", guide.unwrap()).unwrap();
-    let ball = SphericalJoint::new(model.nodes(), slider, b, x_b);
-    model.add_element("wrist", ball.unwrap()).unwrap();
-    (model, rod.nodes)
-}
 
 fn main() {
     let args: Vec<f64> = std::env::args()
