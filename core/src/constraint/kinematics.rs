@@ -21,6 +21,15 @@ pub struct Kinematics {
     pub(crate) g_t_q: RowJacobian,
     /// `H_j` of row `j` (leading `n × n` block).
     pub(crate) hess: [LocalMatrix; MAX_ROWS],
+    /// Whether the `H_j` are kept (else the setters skip them and they are not to be read).
+    pub(crate) hessians: bool,
+}
+
+impl Default for Kinematics {
+    /// Empty kinematics (0 rows, 0 unknowns).
+    fn default() -> Self {
+        Self::zeros(0, 0)
+    }
 }
 
 impl Kinematics {
@@ -42,6 +51,33 @@ impl Kinematics {
             g_t: RowVector::zeros(),
             g_t_q: RowJacobian::zeros(),
             hess: [LocalMatrix::zeros(); MAX_ROWS],
+            hessians: true,
+        }
+    }
+
+    /// Make `self` the zero kinematics of `m` rows and `n` node unknowns in place, keeping the
+    /// second derivatives only with `hessians` (a first-order evaluation then neither zeroes
+    /// nor copies the `m` blocks `H_j`, which it must not read). No allocation.
+    ///
+    /// # Panics
+    ///
+    /// If `m > MAX_ROWS` or `n > MAX_DOFS`.
+    pub(crate) fn reset(&mut self, m: usize, n: usize, hessians: bool) {
+        assert!(
+            m <= MAX_ROWS && n <= MAX_DOFS,
+            "Kinematics: {m} rows and {n} unknowns exceed the limits ({MAX_ROWS} rows, {MAX_DOFS} unknowns)"
+        );
+        self.m = m;
+        self.n = n;
+        self.g.fill(0.0);
+        self.g_q.fill(0.0);
+        self.g_t.fill(0.0);
+        self.g_t_q.fill(0.0);
+        self.hessians = hessians;
+        if hessians {
+            for h in &mut self.hess[..m] {
+                h.fill(0.0);
+            }
         }
     }
     /// Number of rows `m`.
@@ -112,6 +148,9 @@ impl Kinematics {
         for a in 0..n {
             self.g_q[(j, a)] = s.grad[a];
         }
+        if !self.hessians {
+            return;
+        }
         // Column by column: only the leading n × n block (the padding stays zero).
         let (dst, src) = (self.hess[j].as_mut_slice(), s.hess.as_slice());
         for b in 0..n {
@@ -135,6 +174,9 @@ impl Kinematics {
             self.g[j] = value[k];
             for a in 0..n {
                 self.g_q[(j, a)] = jac[(k, a)];
+            }
+            if !self.hessians {
+                continue;
             }
             self.hess[j].as_mut_slice().fill(0.0);
             if cx.needs_hessians() {

@@ -33,13 +33,16 @@ use crate::constraint::{
 use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
 
 /// Add the constraint rows of `c` at the stage `cx` into `out` (module table); with
-/// `hessian == false` the residual only (first-order kinematics: no `H_j`).
+/// `hessian == false` the residual only (first-order kinematics: no `H_j`). `kin` and `kin_s`
+/// are reused storage for the kinematics at the current and at the smooth state.
 pub(super) fn add_constraint_terms(
     c: &dyn BilateralConstraint,
     cx: &StepCx,
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
     hessian: bool,
+    kin: &mut Kinematics,
+    kin_s: &mut Kinematics,
 ) -> Result<(), ElementError> {
     let layout = Layout::new(s.kinds);
     let (n, m) = (layout.n(), c.n_constraints());
@@ -47,25 +50,23 @@ pub(super) fn add_constraint_terms(
     // Second derivatives enter only through configuration columns of the Hessian.
     let hessians = hessian && cx.dq_dv != 0.0;
     let rates = cx.dv_dv != 0.0;
-    let mut kin = Kinematics::zeros(m, n);
+    kin.reset(m, n, hessians);
     let kcx = KinCx::new(s.nodes, t, &layout);
     let kcx = if hessians { kcx } else { kcx.first_order() };
-    c.evaluate(&kcx, &mut kin);
-    check_finite(c, &kin)?;
+    c.evaluate(&kcx, kin);
+    check_finite(c, kin)?;
     let g_q = &kin.g_q;
     let (k, p) = (cx.k, cx.p);
 
     // Padded local blocks: node rows r_q; node × node block h_qq; multiplier × node block h_mq
     // (before the factor −k). The multiplier rows are −k c, the node × multiplier block −k g_qᵀ.
     let mut r_q = LocalVector::zeros();
-    let mut h_qq = LocalMatrix::zeros();
-    let mut h_mq;
 
     // −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ on difference stages; g_q(q̃) is first order.
     let lam_s = if cx.force_difference {
         let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
-        let mut kin_s = Kinematics::zeros(m, n);
-        c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), &mut kin_s);
+        kin_s.reset(m, n, false);
+        c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
         add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
         Some(lam)
     } else {
@@ -87,6 +88,8 @@ pub(super) fn add_constraint_terms(
         axpy(&mut res[n..n + m], -k, &meas.as_slice()[..m]);
         return Ok(());
     }
+    let mut h_qq = LocalMatrix::zeros();
+    let mut h_mq;
     // M = ξ + w k_s λ̃ collects both ∂(g_qᵀ ·)/∂q terms.
     let mut mu = xi;
     if let Some(lam) = &lam_s {
@@ -108,7 +111,9 @@ pub(super) fn add_constraint_terms(
         add_at_b(&mut h_qq, g_q, g_q, p * cx.dv_dv, n);
     } else {
         add_at_b(&mut h_qq, g_q, g_q, p, n);
-        kin.add_d_gqt_mu(&mut h_qq, mu.as_slice(), -1.0);
+        if hessians {
+            kin.add_d_gqt_mu(&mut h_qq, mu.as_slice(), -1.0);
+        }
         layout.apply_tangent(&mut h_qq, s.rot_tangent);
         scale(h_qq.as_mut_slice(), cx.dq_dv);
         h_mq = *g_q;

@@ -32,6 +32,7 @@ mod contact;
 
 pub use contact::contact_level_converged;
 
+use crate::constraint::Kinematics;
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
 use crate::node::{NodeKind, NodeState};
 use crate::physics::{Dependence, ForceTerms, NodeInertia, PhysicsState};
@@ -49,6 +50,9 @@ pub struct Scratch {
     a: Vec<f64>,
     d: Vec<f64>,
     at_rest: Vec<NodeState>,
+    /// Constraint kinematics at the current and at the smooth state (boxed: ~8 kB each).
+    kin: Box<Kinematics>,
+    kin_s: Box<Kinematics>,
 }
 
 impl Scratch {
@@ -63,6 +67,8 @@ impl Scratch {
             a: vec![0.0; n],
             d: vec![0.0; n],
             at_rest: vec![NodeState::default(); max_nodes],
+            kin: Box::default(),
+            kin_s: Box::default(),
         }
     }
 
@@ -207,7 +213,7 @@ fn evaluate(
         }
     }
     if let Some(c) = element.as_constraint() {
-        constraint::add_constraint_terms(c, cx, s, out, hessian)?;
+        constraint::add_constraint_terms(c, cx, s, out, hessian, &mut sc.kin, &mut sc.kin_s)?;
     }
     if let Some(c) = element.as_contact() {
         contact::add_contact_terms(&c, cx, s, out)?;
