@@ -140,6 +140,8 @@ pub struct Stage {
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
+    /// Factorization of [`Stage::determinant`] (created at its first call).
+    monitor_lu: Option<Lu>,
 }
 
 /// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
@@ -177,6 +179,7 @@ impl Stage {
             topology: 0,
             local: Vec::new(),
             factorized_for: None,
+            monitor_lu: None,
         };
         stage.install(None, model)?;
         Ok(stage)
@@ -581,6 +584,9 @@ impl Stage {
     /// state and multipliers: assemble, regularize and factorize exactly as a Newton iteration
     /// would (the stage's correction is left unchanged). A numerically singular matrix gives
     /// sign 0. Used to monitor the stability of static equilibria (see `crate::statics`).
+    ///
+    /// The factorization is a separate one (the Newton loop's factorization and its pivot
+    /// order are left as they were, so monitoring does not change the solver's arithmetic).
     pub fn determinant(
         &mut self,
         model: &Model,
@@ -589,8 +595,11 @@ impl Stage {
         step: usize,
     ) -> Result<Determinant, SolveError> {
         self.assemble(model, state, cx, step, None)?;
-        match self.factorize(cx) {
-            Ok(()) => Ok(self.lu.determinant().unwrap_or(SINGULAR)),
+        self.system
+            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        let lu = self.monitor_lu.get_or_insert_with(Lu::new);
+        match lu.factorize(&self.system.matrix, self.system.generation) {
+            Ok(()) => Ok(lu.determinant().unwrap_or(SINGULAR)),
             // faer reports a column without any pivot candidate (structurally singular).
             Err(LinearError::Numeric(_)) => Ok(SINGULAR),
             Err(source) => Err(SolveError::Linear {
@@ -621,7 +630,8 @@ impl Stage {
     /// unsymmetric matrix).
     pub fn smallest_eigenvalue(&mut self, max_iterations: usize, tol: f64) -> Option<f64> {
         let (n, nd) = (self.system.n, self.system.n_node_dofs);
-        if nd == 0 || self.lu.determinant().is_none_or(|d| d.sign == 0) {
+        let lu = self.monitor_lu.as_mut()?;
+        if nd == 0 || lu.determinant().is_none_or(|d| d.sign == 0) {
             return None;
         }
         let p = EIGEN_BLOCK.min(nd);
@@ -645,7 +655,7 @@ impl Stage {
             for j in 0..p {
                 rhs[..nd].copy_from_slice(x.column(j).as_slice());
                 rhs[nd..].fill(0.0);
-                self.lu.solve_in_place(&mut rhs).ok()?;
+                lu.solve_in_place(&mut rhs).ok()?;
                 y.column_mut(j).copy_from_slice(&rhs[..nd]);
             }
             // Rayleigh–Ritz: eigenvalues θ of Xᵀ S_r⁻¹ X; the largest |θ| is 1/μ nearest zero.

@@ -1,29 +1,34 @@
 //! LU factorization of the iteration matrices, by size: a dense LU with partial pivoting up to
-//! [`DENSE_MAX`] unknowns, faer's sparse simplicial LU above, both keeping their storage and
-//! (sparse) symbolic analysis while the pattern generation holds. Partial pivoting: the
-//! iteration matrices are unsymmetric (friction, Lie-group tangents).
+//! [`DENSE_MAX`] unknowns, a sparse LU above: faer's simplicial LU with partial pivoting once,
+//! then refactorizations along its pivot order and patterns (`static_lu`) while their pivots
+//! stay acceptable. Both keep their storage and (sparse) symbolic analysis while the pattern
+//! generation holds. Partial pivoting: the iteration matrices are unsymmetric (friction,
+//! Lie-group tangents).
 //!
 //! Both keep their factors (`P A Q = L U`, `L` unit lower triangular, `Q = I` for the dense
 //! LU), so besides solves they give the sign and magnitude of `det A` ([`Lu::determinant`]) at
 //! the cost of one pass over `U`'s diagonal.
 
+mod static_lu;
+
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::perm::PermRef;
 use faer::sparse::linalg::lu::simplicial::{factorize_simplicial_numeric_lu, SimplicialLu};
 use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, MatMut, Par};
+use faer::Par;
+use static_lu::StaticLu;
 
 /// Largest order factorized by the dense LU. Measured with `benches/lu.rs` on the iteration
-/// matrices of rigid chains and beams (factorization + solve, single thread): dense/sparse time
-/// 0.16–0.3 at n = 11–44, 0.3–0.4 at n = 66–88, 0.7 at n = 132, 1.2 at n = 176.
+/// matrices of rigid chains and beams (factorization + solve, single thread), against the
+/// sparse refactorization along a fixed pivot order: dense/sparse time 0.5–0.7 at n = 11–44,
+/// 1.0 at n = 48–66, 1.4 at n = 72–88, 2.2 at n = 132.
 ///
 /// The dense LU is this module's unblocked kernel ([`dense_lu`]), not faer's blocked one: on
 /// these matrices it took 0.45–0.8 of faer's time up to n = 132 (faer's recursion and SIMD
 /// dispatch outweigh the arithmetic at these sizes, and the kernel skips the structural zeros
-/// of the rank-one updates) and the same at n = 176.
-pub const DENSE_MAX: usize = 144;
+/// of the rank-one updates).
+pub const DENSE_MAX: usize = 48;
 
 /// Failure of the LU factorization.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -182,8 +187,12 @@ pub struct Lu {
     /// Dense factors when the order is at most `dense_max`.
     dense: Option<Dense>,
     symbolic: Option<SymbolicLu<usize>>,
-    /// Sparse factors of the last factorization (simplicial: forced in [`Lu::analyze`]).
+    /// Sparse factors of the last factorization with partial pivoting (simplicial: forced in
+    /// [`Lu::analyze`]).
     numeric: SimplicialLu<usize, f64>,
+    /// The sparse factors in use: refactorized along the last pivoting factorization's pivot
+    /// order and patterns while its pivots stay acceptable.
+    fixed: StaticLu,
     /// Row pivoting permutation of the last sparse factorization and its inverse.
     row_perm: Vec<usize>,
     row_perm_inv: Vec<usize>,
@@ -196,6 +205,9 @@ pub struct Lu {
     pub symbolic_count: usize,
     /// Number of numeric factorizations performed.
     pub numeric_count: usize,
+    /// Of these, sparse factorizations with a pivot and structure search (the others reuse
+    /// the pivot order and patterns of the last one).
+    pub pivoting_count: usize,
 }
 
 impl std::fmt::Debug for Lu {
@@ -223,6 +235,7 @@ impl Lu {
             dense: None,
             symbolic: None,
             numeric: SimplicialLu::new(),
+            fixed: StaticLu::default(),
             row_perm: Vec::new(),
             row_perm_inv: Vec::new(),
             factorized: false,
@@ -231,6 +244,7 @@ impl Lu {
             dense_max: DENSE_MAX,
             symbolic_count: 0,
             numeric_count: 0,
+            pivoting_count: 0,
         }
     }
 
@@ -305,16 +319,29 @@ impl Lu {
                     }
                 }
                 // A failure (structurally singular sample) only leaves less storage sized.
-                let _ = factorize_simplicial_numeric_lu(
+                if factorize_simplicial_numeric_lu(
                     &mut self.row_perm,
                     &mut self.row_perm_inv,
                     &mut self.numeric,
                     SparseColMatRef::new(pattern, &values),
                     sym.col_perm(),
                     MemStack::new(&mut self.mem),
-                );
+                )
+                .is_ok()
+                {
+                    self.fixed.set_from(
+                        self.numeric.l_factor_unsorted(),
+                        self.numeric.u_factor_unsorted(),
+                        &self.row_perm,
+                        sym.col_perm().arrays().0,
+                    );
+                }
             }
+            // Room for factors with twice the samples' fill: a pivot order found later (an
+            // active-set change) stores its patterns without allocating inside a step.
+            self.fixed.reserve_twice();
             self.symbolic = Some(sym);
+            self.fixed.valid = false;
         }
         self.generation = Some(generation);
         self.symbolic_count += 1;
@@ -345,19 +372,30 @@ impl Lu {
             }
             d.transpositions = dense_lu(&mut d.lu, n, &mut d.perm);
         } else {
-            let (_, _, pattern) = pattern(a)?;
+            let (_, col_ptr, pattern) = pattern(a)?;
             let Some(sym) = self.symbolic.as_ref() else {
                 return Err(LinearError::Symbolic("no symbolic factorization".into()));
             };
-            factorize_simplicial_numeric_lu(
-                &mut self.row_perm,
-                &mut self.row_perm_inv,
-                &mut self.numeric,
-                SparseColMatRef::new(pattern, a.data()),
-                sym.col_perm(),
-                MemStack::new(&mut self.mem),
-            )
-            .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
+            let refactored =
+                self.fixed.valid && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
+            if !refactored {
+                factorize_simplicial_numeric_lu(
+                    &mut self.row_perm,
+                    &mut self.row_perm_inv,
+                    &mut self.numeric,
+                    SparseColMatRef::new(pattern, a.data()),
+                    sym.col_perm(),
+                    MemStack::new(&mut self.mem),
+                )
+                .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
+                self.fixed.set_from(
+                    self.numeric.l_factor_unsorted(),
+                    self.numeric.u_factor_unsorted(),
+                    &self.row_perm,
+                    sym.col_perm().arrays().0,
+                );
+                self.pivoting_count += 1;
+            }
         }
         self.factorized = true;
         self.numeric_count += 1;
@@ -384,22 +422,12 @@ impl Lu {
             };
             return Some(diagonal_determinant(sign, (0..n).map(|j| d.lu[j * n + j])));
         }
-        let sym = self.symbolic.as_ref()?;
-        let u = self.numeric.u_factor_unsorted();
-        let n = u.ncols();
-        let mut visited = vec![false; n];
-        let sign = permutation_sign(&self.row_perm, &mut visited)
-            * permutation_sign(sym.col_perm().arrays().0, &mut visited);
-        // The pivot is the entry of row j in column j (row indices may be unsorted).
+        let (rows, cols) = self.fixed.permutations();
+        let mut visited = vec![false; rows.len()];
+        let sign = permutation_sign(rows, &mut visited) * permutation_sign(cols, &mut visited);
         Some(diagonal_determinant(
             sign,
-            (0..n).map(|j| {
-                u.row_idx_of_col_raw(j)
-                    .iter()
-                    .zip(u.val_of_col(j))
-                    .find_map(|(&i, &v)| (i == j).then_some(v))
-                    .unwrap_or(0.0)
-            }),
+            self.fixed.pivots().iter().copied(),
         ))
     }
 
@@ -419,19 +447,13 @@ impl Lu {
             dense_solve_in_place(&d.lu, n, &d.perm, b, &mut d.work);
             return Ok(());
         }
-        let rhs = MatMut::from_column_major_slice_mut(b, n, 1);
-        let Some(sym) = self.symbolic.as_ref() else {
-            return Err(LinearError::Symbolic("solve before factorize".into()));
-        };
-        let row_perm = PermRef::new_checked(&self.row_perm, &self.row_perm_inv, n);
-        self.numeric.solve_in_place_with_conj(
-            row_perm,
-            sym.col_perm(),
-            Conj::No,
-            rhs,
-            self.par,
-            MemStack::new(&mut self.mem),
-        );
+        if n != self.fixed.pivots().len() {
+            return Err(LinearError::Malformed(format!(
+                "right-hand side of length {n} for order {}",
+                self.fixed.pivots().len()
+            )));
+        }
+        self.fixed.solve(b);
         Ok(())
     }
 }
@@ -664,5 +686,52 @@ mod tests {
         let mut lu = Lu::new();
         lu.analyze(&a, 1).unwrap();
         assert!(lu.is_dense(), "order {} below DENSE_MAX", n + m);
+    }
+
+    /// The sparse path refactorizes along the first pivot order while its pivots serve, and
+    /// factorizes with partial pivoting again when a pivot of that order becomes too small.
+    #[test]
+    fn sparse_refactorization_keeps_the_pivot_order_until_a_pivot_fails() {
+        // Tridiagonal with a small (0,0) entry that makes the first factorization pivot rows 0
+        // and 1; then the (0,0) entry grows and the (1,0) entry vanishes, so the old order's
+        // pivot is zero and the solver must pivot again.
+        let build = |a00: f64, a10: f64| {
+            let n = 6;
+            let mut e = Vec::new();
+            for i in 0..n {
+                e.push((i, i, if i == 0 { a00 } else { 4.0 }));
+                if i + 1 < n {
+                    e.push((i, i + 1, 1.0));
+                    e.push((i + 1, i, if i == 0 { a10 } else { -1.0 }));
+                }
+            }
+            csc(n, &e)
+        };
+        let check = |lu: &mut Lu, a: &sprs::CsMat<f64>| {
+            let x: Vec<f64> = (0..a.rows()).map(|i| 1.0 + i as f64).collect();
+            let mut b = vec![0.0; a.rows()];
+            for (v, (r, c)) in a.iter() {
+                b[r] += v * x[c];
+            }
+            lu.factorize(a, 1).unwrap();
+            lu.solve_in_place(&mut b).unwrap();
+            // Well-conditioned 6×6: round-off only.
+            for (bi, xi) in b.iter().zip(&x) {
+                assert!((bi - xi).abs() < 1e-12, "{b:?}");
+            }
+            let reference = dense_det(a);
+            let d = lu.determinant().unwrap();
+            assert_eq!(d.sign as f64, reference.signum());
+            assert!((d.ln_abs - reference.abs().ln()).abs() < 1e-12);
+        };
+        let mut lu = Lu::new().with_dense_max(0);
+        for scale in [1.0, 1.5, 2.0] {
+            check(&mut lu, &build(1e-3 * scale, 3.0 * scale));
+        }
+        assert_eq!((lu.numeric_count, lu.pivoting_count), (3, 1));
+        check(&mut lu, &build(5.0, 0.0));
+        assert_eq!((lu.numeric_count, lu.pivoting_count), (4, 2));
+        check(&mut lu, &build(5.5, 0.0));
+        assert_eq!((lu.numeric_count, lu.pivoting_count), (5, 2));
     }
 }
