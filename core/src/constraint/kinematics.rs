@@ -69,14 +69,14 @@ impl Kinematics {
         );
         self.m = m;
         self.n = n;
-        self.g.fill(0.0);
-        self.g_q.fill(0.0);
-        self.g_t.fill(0.0);
-        self.g_t_q.fill(0.0);
+        self.g.as_mut_slice().fill(0.0);
+        self.g_q.as_mut_slice().fill(0.0);
+        self.g_t.as_mut_slice().fill(0.0);
+        self.g_t_q.as_mut_slice().fill(0.0);
         self.hessians = hessians;
         if hessians {
             for h in &mut self.hess[..m] {
-                h.fill(0.0);
+                h.as_mut_slice().fill(0.0);
             }
         }
     }

@@ -372,13 +372,17 @@ impl Lu {
             }
             d.transpositions = dense_lu(&mut d.lu, n, &mut d.perm);
         } else {
-            let (_, col_ptr, pattern) = pattern(a)?;
             let Some(sym) = self.symbolic.as_ref() else {
                 return Err(LinearError::Symbolic("no symbolic factorization".into()));
             };
-            let refactored =
-                self.fixed.valid && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
+            // The pattern is the analyzed one (same generation): the refactorization reads the
+            // raw arrays; the pivoting factorization checks them.
+            let col_ptr = a.indptr().into_raw_storage();
+            let refactored = self.fixed.valid
+                && col_ptr.len() == self.fixed.pivots().len() + 1
+                && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
             if !refactored {
+                let (_, _, pattern) = pattern(a)?;
                 factorize_simplicial_numeric_lu(
                     &mut self.row_perm,
                     &mut self.row_perm_inv,
