@@ -3,7 +3,8 @@
 //! time per step and per Newton iteration, the iterations per subproblem and the number of
 //! symbolic LU factorizations (one per subproblem while the pattern holds).
 //!
-//! Run: `cargo bench --bench chain` (all sizes) or `cargo bench --bench chain -- 10 100`.
+//! Run: `cargo bench --bench chain` (all sizes) or `cargo bench --bench chain -- 10 100`;
+//! `--json` prints one JSON line per size instead of the table (for `scripts/bench_peers.py`).
 
 #[path = "../tests/bench_models/mod.rs"]
 mod bench_models;
@@ -22,10 +23,13 @@ fn main() {
     } else {
         args
     };
-    println!(
-        "{:>7} {:>7} {:>12} {:>14} {:>12} {:>10} {:>10}",
-        "N", "steps", "ms/step", "us/iteration", "iter s/p/v", "symbolic", "numeric"
-    );
+    let json = std::env::args().any(|a| a == "--json");
+    if !json {
+        println!(
+            "{:>7} {:>7} {:>12} {:>14} {:>12} {:>10} {:>10}",
+            "N", "steps", "ms/step", "us/iteration", "iter s/p/v", "symbolic", "numeric"
+        );
+    }
     for n in sizes {
         let mut model = chain(n, 0.1);
         let steps = (20_000 / n).clamp(10, 200);
@@ -48,6 +52,18 @@ fn main() {
         let s = solver.summary();
         let iters: usize = s.iterations().iter().sum();
         let m = s.mean_iterations();
+        if json {
+            let tip = solver.nodes().last().map_or(0.0, |n| n.x.z);
+            println!(
+                "{{\"case\": \"chain\", \"code\": \"saltus\", \"N\": {n}, \"steps\": {}, \
+                 \"wall_s\": {wall:.6}, \"us_per_step\": {:.3}, \"last_link_z\": {tip:.9}, \
+                 \"factorizations\": {:?}}}",
+                s.steps,
+                1e6 * wall / steps as f64,
+                s.numeric_factorizations()
+            );
+            continue;
+        }
         println!(
             "{:>7} {:>7} {:>12.3} {:>14.1} {:>4.1}/{:.1}/{:.1} {:>10?} {:>10?}",
             n,
