@@ -81,10 +81,16 @@ fn main() {
     }
     let s = solver.summary();
     let ball = &solver.nodes()[0];
+    // JSON has no infinity: no apex after 0.5 s (a run shorter than that) is null.
+    let apex = if apex.is_finite() {
+        format!("{apex:.6}")
+    } else {
+        "null".to_string()
+    };
     println!(
         "{{\"case\": \"bouncing_ball\", \"code\": \"saltus\", \"h\": {h:e}, \"T\": {t_end}, \
          \"output\": \"{}\", \"steps\": {}, \"wall_s\": {wall:.6}, \"us_per_step\": {:.4}, \
-         \"zmax_after_first_impact\": {apex:.6}, \"z_final\": {:.6}, \"vz_final\": {:.6}, \
+         \"zmax_after_first_impact\": {apex}, \"z_final\": {:.6}, \"vz_final\": {:.6}, \
          \"iterations\": {:?}, \"factorizations\": {:?}}}",
         if hdf5 { "hdf5 every step" } else { "none" },
         s.steps,
