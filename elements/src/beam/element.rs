@@ -177,6 +177,59 @@ impl Kin {
     }
 }
 
+impl Kin {
+    /// All 12 directional second variations at once: row `i` is [`Kin::second`]`(s, e_i)`,
+    /// i.e. the geometric part `∂(Bᵀ s)/∂q` of the section stiffness. Every quantity of
+    /// `second` is linear in the direction `a`, so with `φ_a = P_Φ a`, `ψ_a = P_ψ a`,
+    /// `m_a = P_m a`, `η = [0 Eᵀ 0 0] a`, `h = [0 Hᵀ 0 0] a` and the derivative matrices of the
+    /// tangents contracted once (`D_T(x)ᵀ u = G_T x`, `D_T⁻¹(x)ᵀ w = G_I x`):
+    ///
+    /// ```text
+    /// C_m = n̂ Λ_mᵀ [−I 0 I 0],   C_b = −n̂ P_m,   C_φ = −(T⁻ᵀ w)^ [0 Eᵀ 0 0],
+    /// C_ψ = ½ T_½ᵀ û [0 Hᵀ 0 0] + ¼ G_T P_ψ + G_I P_Φ,
+    /// K = (C_mᵀ P_m + C_ψᵀ P_ψ + C_φᵀ P_Φ)/L + C_bᵀ B_γ
+    /// ```
+    pub(super) fn second_all(&self, s: &Vector6<f64>) -> Mat12 {
+        let n = s.fixed_rows::<3>(0).into_owned();
+        let m = s.fixed_rows::<3>(3).into_owned();
+        let u = n.cross(&self.gamma);
+        let w = self.t_half.transpose() * u * 0.5 + m;
+        let (n_hat, u_hat) = (hat(&n), hat(&u));
+        let half = self.psi * 0.5;
+        let mut g_t = Matrix3::zeros();
+        let mut g_i = Matrix3::zeros();
+        for k in 0..3 {
+            let e = Vector3::ith(k, 1.0);
+            g_t.set_column(
+                k,
+                &(tangent_derivative(&half, &e, &self.k_half).transpose() * u),
+            );
+            g_i.set_column(
+                k,
+                &(inv_tangent_derivative(&self.psi, &e, &self.k_inv).transpose() * w),
+            );
+        }
+        let mut sel_e = Mat3x12::zeros();
+        sel_e.fixed_view_mut::<3, 3>(0, 3).copy_from(&self.e_t);
+        let mut sel_h = Mat3x12::zeros();
+        sel_h.fixed_view_mut::<3, 3>(0, 3).copy_from(&self.h_t);
+        let mut c_m = Mat3x12::zeros();
+        let nl = n_hat * self.lm_t;
+        c_m.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-nl));
+        c_m.fixed_view_mut::<3, 3>(0, 6).copy_from(&nl);
+        let c_b = -(n_hat * self.p_m);
+        let c_phi = -(hat(&(self.t_inv.transpose() * w)) * sel_e);
+        let c_psi = self.t_half.transpose() * u_hat * sel_h * 0.5
+            + g_t * self.p_psi * 0.25
+            + g_i * self.p_phi;
+        (c_m.transpose() * self.p_m
+            + c_psi.transpose() * self.p_psi
+            + c_phi.transpose() * self.p_phi)
+            * self.inv_l
+            + c_b.transpose() * self.b.fixed_view::<3, 12>(0, 0)
+    }
+}
+
 /// Internal forces at one state, in node variables (before the rotation tangents `T`).
 pub(super) struct Internal {
     /// `f_int = L Bᵀ s`.
@@ -443,12 +496,7 @@ impl Beam {
         if !want.k {
             return Ok(out);
         }
-        let mut k_sec = btcb * l;
-        for i in 0..12 {
-            let row = kin.second(&section, &Vec12::ith(i, 1.0)) * l;
-            let mut dst = k_sec.row_mut(i);
-            dst += row;
-        }
+        let mut k_sec = btcb * l + kin.second_all(&section) * l;
         if damped {
             let mut dv = Mat6x12::zeros();
             for r in 0..6 {

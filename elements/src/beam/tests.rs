@@ -172,6 +172,28 @@ fn strain_gradient_and_second_variation_match_finite_differences() {
     }
 }
 
+/// `Kin::second_all` (the geometric stiffness in one pass) equals the 12 directional second
+/// variations `Kin::second(s, e_i)` (themselves checked against finite differences above) to
+/// round-off, at random large rotations and O(1) section forces.
+#[test]
+fn all_directions_at_once_match_the_directional_second_variations() {
+    let mut rng = Rng::new(23);
+    let spec = balanced();
+    for _ in 0..6 {
+        let beam = random_beam(&mut rng, &spec);
+        let nodes = random_states(&mut rng);
+        let kin = Kin::new(&beam, &nodes).unwrap();
+        let s = Vector6::from_fn(|_, _| rng.uniform());
+        let all = kin.second_all(&s);
+        for i in 0..12 {
+            let row = kin.second(&s, &Vec12::ith(i, 1.0));
+            // Same terms summed in another order: round-off of O(1) entries.
+            let err = (all.row(i) - row).amax();
+            assert!(err < 1e-12 * (1.0 + row.amax()), "row {i}: {err:e}");
+        }
+    }
+}
+
 /// FD Hessian checks at every level, several seeds, random large rotations (relative
 /// rotations up to π) and O(1) strains, with both Rayleigh terms on.
 ///
