@@ -110,14 +110,13 @@ pub trait UnilateralContact: Send + Sync + fmt::Debug {
     fn frame(&self, nodes: &[NodeState]) -> ContactFrame;
     /// Position-level gaps at `nodes` with the step start `prev`: `g_N`, the incremental
     /// tangential gap `g_T(q; q_n)`, their gradients (material variations) into `gaps` (zeroed,
-    /// `gaps.n` set), and, when `curvatures`, `H_N`, `H_Tα` into `curv` (zeroed).
+    /// `gaps.n` set), and, when `curv` is given, `H_N`, `H_Tα` into it (zeroed).
     fn position_gaps(
         &self,
         nodes: &[NodeState],
         prev: &[NodeState],
-        curvatures: bool,
         gaps: &mut SlidingGaps,
-        curv: &mut Curvature,
+        curv: Option<&mut Curvature>,
     );
     /// Velocity-space rows at the configuration of `nodes` into `out` (zeroed).
     fn jacobian(&self, nodes: &[NodeState], out: &mut ContactJacobian);

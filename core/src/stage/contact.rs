@@ -27,9 +27,41 @@ use nalgebra::SMatrix;
 const MAX_LOCAL: usize = 18;
 
 /// Fixed-size local system the laws add into before the column factors are applied.
+#[derive(Clone, Debug)]
 struct Block {
     r: [f64; MAX_LOCAL],
     k: SMatrix<f64, MAX_LOCAL, MAX_LOCAL>,
+}
+
+impl Block {
+    /// Zero the leading `size` rows of `r` and the leading `size × size` block of `k` (the
+    /// only entries the laws and the scatter below touch).
+    fn reset(&mut self, size: usize) {
+        self.r[..size].fill(0.0);
+        for j in 0..size {
+            self.k.column_mut(j).as_mut_slice()[..size].fill(0.0);
+        }
+    }
+}
+
+/// Reused storage of [`add_contact_terms`] (kept in the element scratch, ~6 kB: zeroing it
+/// whole per evaluation cost more than the contact law).
+#[derive(Clone, Debug)]
+pub(super) struct ContactScratch {
+    block: Block,
+    curv: Curvature,
+}
+
+impl Default for ContactScratch {
+    fn default() -> Self {
+        Self {
+            block: Block {
+                r: [0.0; MAX_LOCAL],
+                k: SMatrix::zeros(),
+            },
+            curv: Curvature::zeros(),
+        }
+    }
 }
 
 impl law::Sink for Block {
@@ -48,12 +80,14 @@ pub(crate) fn couple_scaling(sc: Scaling, r: f64) -> Scaling {
     Scaling::new(sc.k * r, 0.4 * sc.p * r * r)
 }
 
-/// Add the contact rows of `c` at the stage `cx` into `out` (module table).
+/// Add the contact rows of `c` at the stage `cx` into `out` (module table), using the reused
+/// storage `scratch`.
 pub(super) fn add_contact_terms(
     c: &ContactRef<'_>,
     cx: &StepCx,
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
+    scratch: &mut ContactScratch,
 ) -> Result<(), ElementError> {
     let layout = Layout::new(s.kinds);
     let n = layout.n();
@@ -64,33 +98,40 @@ pub(super) fn add_contact_terms(
     let sc = Scaling::from_cx(cx);
     let m = Multipliers::from_slice(&s.mult[..nm]);
     let l = law::Layout::contiguous(n);
-    let mut b = Block {
-        r: [0.0; MAX_LOCAL],
-        k: SMatrix::zeros(),
-    };
+    let ContactScratch { block: b, curv } = scratch;
+    b.reset(n + nm);
     let couples = c.geometry.couple_radius();
     if cx.level == Level::Position {
-        let (gaps, curv) = position_gaps(c, s, cx.dq_dv != 0.0)?;
-        law::sliding(sc, c.law.friction, &gaps, Some(&curv), &m, &l, &mut b);
+        let curvatures = cx.dq_dv != 0.0;
+        if curvatures {
+            for h in std::iter::once(&mut curv.h_n).chain(curv.h_t.iter_mut()) {
+                for j in 0..n {
+                    h.column_mut(j).as_mut_slice()[..n].fill(0.0);
+                }
+            }
+        }
+        let gaps = position_gaps(c, s, curvatures.then_some(&mut *curv))?;
+        let curv = curvatures.then_some(&*curv);
+        law::sliding(sc, c.law.friction, &gaps, curv, &m, &l, b);
         // Configuration columns: ∂q/∂u · T on rotational unknowns.
         apply_tangent(&mut b.k, &layout, s, n + nm);
         scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
     } else if !c.history.closed {
-        law::sliding_forced_gap(sc, &m, &l, &mut b);
+        law::sliding_forced_gap(sc, &m, &l, b);
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
-            law::rolling_forced_gap(sr, &m, &l, &mut b);
-            law::spinning_forced_gap(sr, &m, &l, &mut b);
+            law::rolling_forced_gap(sr, &m, &l, b);
+            law::spinning_forced_gap(sr, &m, &l, b);
         }
     } else {
         let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
         check_finite(c, &gaps)?;
-        law::sliding(sc, c.law.friction, &gaps, None, &m, &l, &mut b);
+        law::sliding(sc, c.law.friction, &gaps, None, &m, &l, b);
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
             let (rho, gamma) = (c.law.rolling_resistance, c.law.spinning_resistance);
-            law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, &mut b);
-            law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, &mut b);
+            law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
+            law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
         }
         scale_node_columns(&mut b.k, n, n + nm, cx.dv_dv);
     }
@@ -107,19 +148,18 @@ pub(super) fn add_contact_terms(
     Ok(())
 }
 
-/// Position-level gaps (with curvatures when `curvatures`), checked finite.
+/// Position-level gaps (with curvatures into `curv`, zeroed by the caller, when given),
+/// checked finite.
 fn position_gaps(
     c: &ContactRef<'_>,
     s: &LocalState<'_>,
-    curvatures: bool,
-) -> Result<(SlidingGaps, Curvature), ElementError> {
+    curv: Option<&mut Curvature>,
+) -> Result<SlidingGaps, ElementError> {
     let n = s.kinds.iter().map(|k| k.ndof()).sum();
     let mut gaps = SlidingGaps::zeros(n);
-    let mut curv = Curvature::zeros();
-    c.geometry
-        .position_gaps(s.nodes, s.prev, curvatures, &mut gaps, &mut curv);
+    c.geometry.position_gaps(s.nodes, s.prev, &mut gaps, curv);
     check_finite(c, &gaps)?;
-    Ok((gaps, curv))
+    Ok(gaps)
 }
 
 fn check_finite(c: &ContactRef<'_>, g: &SlidingGaps) -> Result<(), ElementError> {
@@ -192,9 +232,7 @@ pub fn contact_level_converged(
         Level::Position => {
             let n = s.kinds.iter().map(|k| k.ndof()).sum();
             let mut gaps = SlidingGaps::zeros(n);
-            let mut curv = Curvature::zeros();
-            c.geometry
-                .position_gaps(s.nodes, s.prev, false, &mut gaps, &mut curv);
+            c.geometry.position_gaps(s.nodes, s.prev, &mut gaps, None);
             let xi_n = gaps.zeta_n(sc, m.lambda_n);
             history.closed = xi_n > 0.0;
             history.status = [Status::Gap; 4];

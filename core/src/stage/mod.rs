@@ -53,6 +53,8 @@ pub struct Scratch {
     /// Constraint kinematics at the current and at the smooth state (boxed: ~8 kB each).
     kin: Box<Kinematics>,
     kin_s: Box<Kinematics>,
+    /// Contact law block and curvatures.
+    contact: Box<contact::ContactScratch>,
 }
 
 impl Scratch {
@@ -69,6 +71,7 @@ impl Scratch {
             at_rest: vec![NodeState::default(); max_nodes],
             kin: Box::default(),
             kin_s: Box::default(),
+            contact: Box::default(),
         }
     }
 
@@ -216,7 +219,7 @@ fn evaluate(
         constraint::add_constraint_terms(c, cx, s, out, hessian, &mut sc.kin, &mut sc.kin_s)?;
     }
     if let Some(c) = element.as_contact() {
-        contact::add_contact_terms(&c, cx, s, out)?;
+        contact::add_contact_terms(&c, cx, s, out, &mut sc.contact)?;
     }
     if element.levels().contains(cx.level) {
         element.evaluate(cx, s, out)?;

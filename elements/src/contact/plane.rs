@@ -229,9 +229,8 @@ impl UnilateralContact for PlaneGeometry {
         &self,
         nodes: &[NodeState],
         prev: &[NodeState],
-        curvatures: bool,
         g: &mut SlidingGaps,
-        curv: &mut Curvature,
+        mut curv: Option<&mut Curvature>,
     ) {
         let (node, prev) = (&nodes[0], &prev[0]);
         let dx = node.x - prev.x;
@@ -250,7 +249,7 @@ impl UnilateralContact for PlaneGeometry {
                 for j in 0..3 {
                     g.grad_t[(a, 3 + j)] = row[j];
                 }
-                if curvatures {
+                if let Some(curv) = curv.as_deref_mut() {
                     let h = inc.curvature(ca);
                     for i in 0..3 {
                         for j in 0..3 {
@@ -491,7 +490,7 @@ mod tests {
         let mut g = SlidingGaps::zeros(s.kinds[0].ndof());
         let mut curv = Curvature::zeros();
         e.geometry()
-            .position_gaps(s.nodes, s.prev, true, &mut g, &mut curv);
+            .position_gaps(s.nodes, s.prev, &mut g, Some(&mut curv));
         g
     }
 
