@@ -303,6 +303,10 @@ pub struct Nsga {
     layout: OutputLayout,
     /// Handles of the elements of the output layout (the elements present when built).
     output_handles: Vec<saltus_core::ElementId>,
+    /// Per current element: its slot in the output layout (`usize::MAX`: none), for the
+    /// model topology `output_slots_topology`.
+    output_slots: Vec<usize>,
+    output_slots_topology: Option<u64>,
     /// Called before every step with the model, the time and the node states at `t_n`; may add
     /// or remove elements (e.g. contacts of a broad phase).
     pre_step: Option<Box<PreStepHook>>,
@@ -377,6 +381,8 @@ impl Nsga {
             ),
             layout,
             output_handles: model.element_handles().to_vec(),
+            output_slots: Vec::new(),
+            output_slots_topology: None,
             pre_step: None,
         };
         me.initial_acceleration(model)?;
@@ -807,44 +813,56 @@ impl Nsga {
         };
         let k = [self.mass / h, self.mass, self.mass];
         let gravity = self.opts.gravity;
-        let mut energy = Energy::default();
-        for ie in 0..model.elements().len() {
-            let os = self.output_state(model, ie, k, h, gravity);
-            let en = model.elements()[ie].energy(&os);
-            energy.kinetic += en.kinetic;
-            energy.potential += en.potential;
+        // Output slot of each current element (rebuilt when the element set changed).
+        if self.output_slots_topology != Some(model.topology()) {
+            self.output_slots.clear();
+            self.output_slots.resize(model.elements().len(), usize::MAX);
+            for (slot, handle) in self.output_handles.iter().enumerate() {
+                if let Some(ie) = model.element_index(*handle) {
+                    self.output_slots[ie] = slot;
+                }
+            }
+            self.output_slots_topology = Some(model.topology());
         }
-        // Contact table: one row per contact element present now.
+        // One pass over the elements: energy, contact-table row, output channels.
+        let mut energy = Energy::default();
         let mut rows = std::mem::take(&mut self.contacts);
         rows.clear();
+        let mut values = std::mem::take(&mut self.values);
+        // Elements of the layout that are gone: NaN.
+        for slot in 0..self.output_handles.len() {
+            if model.element_index(self.output_handles[slot]).is_none() {
+                let (off, len) = self.output_range(slot);
+                values[off..off + len].fill(f64::NAN);
+            }
+        }
         for ie in 0..model.elements().len() {
+            let slot = self.output_slots[ie];
+            let range = (slot != usize::MAX).then(|| self.output_range(slot));
+            let os = self.output_state(model, ie, k, h, gravity);
             let e = &model.elements()[ie];
+            let en = e.energy(&os);
+            energy.kinetic += en.kinetic;
+            energy.potential += en.potential;
             if let Some(c) = e.as_contact() {
-                let os = self.output_state(model, ie, k, h, gravity);
-                let id = model.element_handles()[ie];
-                rows.push(contact_row(&c, id, e.nodes(), &os));
+                rows.push(contact_row(&c, model.element_handles()[ie], e.nodes(), &os));
+            }
+            if let Some((off, len)) = range {
+                e.write_outputs(&os, &mut values[off..off + len]);
             }
         }
         self.contacts = rows;
-        // Per-element channels of the elements in the output layout, found by handle.
-        let mut values = std::mem::take(&mut self.values);
-        for slot in 0..self.output_handles.len() {
-            let off = self.layout.element_offsets[slot];
-            let len: usize = self.layout.element_outputs[slot]
-                .iter()
-                .map(|o| o.len)
-                .sum();
-            let out = &mut values[off..off + len];
-            match model.element_index(self.output_handles[slot]) {
-                Some(ie) => {
-                    let os = self.output_state(model, ie, k, h, gravity);
-                    model.elements()[ie].write_outputs(&os, out);
-                }
-                None => out.fill(f64::NAN),
-            }
-        }
         self.values = values;
         energy
+    }
+
+    /// Offset and length of output slot `slot` in the record's element values.
+    fn output_range(&self, slot: usize) -> (usize, usize) {
+        let len = self.layout.element_outputs[slot]
+            .iter()
+            .map(|o| o.len)
+            .sum();
+        (self.layout.element_offsets[slot], len)
     }
 
     /// Send the current state to `sink`.

@@ -350,11 +350,14 @@ impl Stage {
             }
             let nn = state.gather(model, ie);
             let n = system.local_size(ie);
-            // Zero the top-left n×n block column by column on the raw column-major storage.
-            let ld = h_loc.nrows();
-            let hs = h_loc.as_mut_slice();
-            for j in 0..n {
-                hs[j * ld..j * ld + n].fill(0.0);
+            // Zero the top-left n×n block column by column on the raw column-major storage
+            // (a residual-only evaluation adds nothing to it, and it is not read).
+            if hessian {
+                let ld = h_loc.nrows();
+                let hs = h_loc.as_mut_slice();
+                for j in 0..n {
+                    hs[j * ld..j * ld + n].fill(0.0);
+                }
             }
             r_loc.as_mut_slice()[..n].fill(0.0);
             let (m0, m) = system.mult_range[ie];
@@ -455,7 +458,9 @@ impl Stage {
                         let (r, h) = rest.split_at_mut(ml);
                         let (r, h) = (&mut r[..n], &mut h[..n * n]);
                         r.fill(0.0);
-                        h.fill(0.0);
+                        if hessian {
+                            h.fill(0.0);
+                        }
                         let (m0, m) = system.mult_range[ie];
                         let own = &mult[m0..m0 + m];
                         let mult_smooth = match smooth {
