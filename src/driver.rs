@@ -99,6 +99,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
         gravity: sim.gravity_vector(),
         adaptive: req.adaptive || sim.adaptive,
         output_every: sim.output_every,
+        jacobian_reuse: (sim.jacobian_reuse > 0.0).then_some(sim.jacobian_reuse),
         threads: req.threads.unwrap_or(0),
         ..NsgaOptions::default()
     }

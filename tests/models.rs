@@ -44,3 +44,22 @@ fn built_in_default_model_parses() {
     .unwrap();
     assert_eq!(file.model.nodes().len(), 4);
 }
+
+/// `[simulation] jacobian_reuse`: the model-file default is the solver's, 0 selects full Newton,
+/// any other value is the solver's contraction factor.
+#[test]
+fn jacobian_reuse_setting_reaches_the_solver() {
+    use saltus::io::model_file::{SimulationSettings, DEFAULT_JACOBIAN_REUSE};
+    use saltus::solvers::nsga::DEFAULT_JACOBIAN_REUSE as SOLVER_DEFAULT;
+    assert_eq!(DEFAULT_JACOBIAN_REUSE, SOLVER_DEFAULT);
+    let options = |theta: f64| {
+        let sim = SimulationSettings {
+            jacobian_reuse: theta,
+            ..Default::default()
+        };
+        saltus::driver::nsga_options(&sim, &Default::default()).jacobian_reuse
+    };
+    assert_eq!(options(DEFAULT_JACOBIAN_REUSE), Some(SOLVER_DEFAULT));
+    assert_eq!(options(0.0), None);
+    assert_eq!(options(0.6), Some(0.6));
+}

@@ -114,6 +114,7 @@ output = "out.h5"
 max_iterations = 20
 adaptive = true
 output_every = 10
+jacobian_reuse = 0.4
 
 [[nodes]]
 name = "ground"
@@ -149,7 +150,8 @@ axis = [0, 0, 1]
 const JSON_MODEL: &str = r#"{
   "simulation": {
     "t_end": 2.0, "h": 5e-4, "rho_inf": 0.9, "tol": 1e-9, "gravity": [0, -9.81, 0],
-    "output": "out.h5", "max_iterations": 20, "adaptive": true, "output_every": 10
+    "output": "out.h5", "max_iterations": 20, "adaptive": true, "output_every": 10,
+    "jacobian_reuse": 0.4
   },
   "nodes": [
     { "name": "ground", "position": [0, 0, 0], "fixed": true },
@@ -232,6 +234,7 @@ fn check_model(mf: &saltus_io::ModelFile) {
     assert_eq!(s.max_iterations, 20);
     assert!(s.adaptive);
     assert_eq!(s.output_every, 10);
+    assert_eq!(s.jacobian_reuse, 0.4);
 
     let nodes = mf.model.nodes();
     assert_eq!(nodes.len(), 3);
@@ -468,6 +471,16 @@ fn rejects_invalid_simulation_numbers() {
         ("tol = 0.0", "tol", "must be finite and > 0"),
         ("max_iterations = 0", "max_iterations", "must be >= 1"),
         ("output_every = 0", "output_every", "must be >= 1"),
+        (
+            "jacobian_reuse = 1.0",
+            "jacobian_reuse",
+            "must be in [0, 1)",
+        ),
+        (
+            "jacobian_reuse = -0.5",
+            "jacobian_reuse",
+            "must be in [0, 1)",
+        ),
         (
             "gravity = [0, 0, inf]",
             "gravity[2]",

@@ -134,7 +134,16 @@ pub struct SimulationSettings {
     /// Write every N-th step to the output (the initial state is always written) [-].
     /// Default 1. Must be ≥ 1.
     pub output_every: usize,
+    /// Modified Newton contraction factor `θ` [-] in `[0, 1)`: an iteration matrix is reused
+    /// while each correction made with it reduces the residual by at least `θ`; 0 for full
+    /// Newton (a fresh matrix at every iteration, e.g. to compare iteration counts with the
+    /// thesis). Default [`DEFAULT_JACOBIAN_REUSE`].
+    pub jacobian_reuse: f64,
 }
+
+/// Default of [`SimulationSettings::jacobian_reuse`]: the solver's default modified Newton
+/// factor (`saltus_solvers::nsga::DEFAULT_JACOBIAN_REUSE`; `tests/models.rs` checks they agree).
+pub const DEFAULT_JACOBIAN_REUSE: f64 = 0.25;
 
 impl Default for SimulationSettings {
     fn default() -> Self {
@@ -148,6 +157,7 @@ impl Default for SimulationSettings {
             max_iterations: 50,
             adaptive: false,
             output_every: 1,
+            jacobian_reuse: DEFAULT_JACOBIAN_REUSE,
         }
     }
 }
@@ -164,7 +174,8 @@ pub struct InvalidSetting {
 
 impl SimulationSettings {
     /// Check the values: `t_end`, `h`, `tol` finite and > 0, `rho_inf` in `[0, 1]`, gravity
-    /// finite, `max_iterations` and `output_every` ≥ 1, `output` non-empty if given.
+    /// finite, `max_iterations` and `output_every` ≥ 1, `jacobian_reuse` in `[0, 1)`, `output`
+    /// non-empty if given.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let positive = |parameter: &'static str, v: f64| {
             if v.is_finite() && v > 0.0 {
@@ -201,6 +212,15 @@ impl SimulationSettings {
             return Err(InvalidSetting {
                 parameter: "output_every",
                 message: "must be >= 1, got 0".into(),
+            });
+        }
+        if !(0.0..1.0).contains(&self.jacobian_reuse) {
+            return Err(InvalidSetting {
+                parameter: "jacobian_reuse",
+                message: format!(
+                    "must be in [0, 1) (0: full Newton), got {}",
+                    self.jacobian_reuse
+                ),
             });
         }
         if self
