@@ -41,13 +41,7 @@ fn main() {
     };
     let steps = (t_end / h).round() as usize;
     let mut solver = Nsga::new(&mut model, opts).unwrap();
-    let (first, mid, last) = (rod[0].index(), rod[ne / 2].index(), rod[ne].index());
-    let deflection = |s: &Nsga| {
-        let n = s.nodes();
-        let chord = n[last].x - n[first].x;
-        let rel = n[mid].x - n[first].x;
-        (chord.x * rel.y - chord.y * rel.x) / chord.norm()
-    };
+    let deflection = |s: &Nsga| bench_models::midpoint_deflection(s.nodes(), &rod);
     let mut max_deflection: f64 = 0.0;
     let t0 = Instant::now();
     for k in 1..=steps {
@@ -65,7 +59,7 @@ fn main() {
          \"iterations\": {:?}, \"factorizations\": {:?}}}",
         s.steps,
         1e6 * wall / s.steps.max(1) as f64,
-        solver.nodes()[last].x.x,
+        solver.nodes()[rod[ne].index()].x.x,
         s.iterations(),
         s.numeric_factorizations()
     );

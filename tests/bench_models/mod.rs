@@ -150,3 +150,16 @@ pub fn peer_slider_crank(ne: usize) -> (Model, Vec<NodeId>) {
     model.add_element("wrist", ball.unwrap()).unwrap();
     (model, rod.nodes)
 }
+
+/// In-plane deflection \[m\] of the rod's midpoint from the chord of its ends (signed, positive
+/// to the left of the chord in the x–y plane), from the node states and the rod's node ids.
+pub fn midpoint_deflection(nodes: &[NodeState], rod: &[NodeId]) -> f64 {
+    let (first, mid, last) = (
+        rod[0].index(),
+        rod[rod.len() / 2].index(),
+        rod[rod.len() - 1].index(),
+    );
+    let chord = nodes[last].x - nodes[first].x;
+    let rel = nodes[mid].x - nodes[first].x;
+    (chord.x * rel.y - chord.y * rel.x) / chord.norm()
+}
