@@ -725,13 +725,15 @@ impl Nsga {
         } else {
             next
         };
-        // The step size is h itself on the grid (t_{k+1} − t_k differs from h by round-off,
-        // which would change the step factors and defeat matrix reuse); only a last step
-        // shortened to t_end takes the remainder.
-        let h = if (t_next - next).abs() <= 1e-9 * self.opts.h {
+        // The step spans t → t_next; when that is h up to round-off (t_{k+1} − t_k differs
+        // from h in the last bits, which would change the step factors and defeat matrix
+        // reuse) it is h itself. A shortened last step, or a retry after a failed half step,
+        // takes the actual span.
+        let span = t_next - self.t;
+        let h = if (span - self.opts.h).abs() <= 1e-9 * self.opts.h {
             self.opts.h
         } else {
-            (t_next - self.t).max(self.opts.h * 1e-9)
+            span.max(self.opts.h * 1e-9)
         };
         let stats = self.advance(model, h, 0)?;
         // Land exactly on the grid (sub-steps of a halved step sum with round-off).

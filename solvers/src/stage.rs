@@ -45,22 +45,34 @@ pub struct Tolerance {
     pub jacobian_reuse: Option<f64>,
 }
 
-/// The step factors an iteration matrix depends on besides the state: a reused factorization
-/// is valid only for the same values.
+/// The stage context an iteration matrix depends on besides the state (everything but the
+/// time and gravity): a reused factorization is valid only for the same values.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct MatrixFactors([f64; 7]);
+struct MatrixFactors {
+    level: Level,
+    inertia: saltus_core::InertiaTerm,
+    force_difference: bool,
+    factors: [f64; 9],
+}
 
 impl MatrixFactors {
     fn of(cx: &StepCx) -> Self {
-        Self([
-            cx.h,
-            cx.k,
-            cx.p,
-            cx.dq_dv,
-            cx.dvdot_dv,
-            cx.dv_dv,
-            cx.force_weight,
-        ])
+        Self {
+            level: cx.level,
+            inertia: cx.inertia,
+            force_difference: cx.force_difference,
+            factors: [
+                cx.h,
+                cx.k,
+                cx.p,
+                cx.k_s,
+                cx.dq_dv,
+                cx.dvdot_dv,
+                cx.dv_dv,
+                cx.force_weight,
+                cx.load_factor,
+            ],
+        }
     }
 }
 
@@ -188,11 +200,15 @@ impl Stage {
     /// Take `system` (or keep the current one) as the stage's pattern for the model's current
     /// elements: symbolic LU analysis, buffers sized to it, zero multipliers.
     fn install(&mut self, system: Option<LevelSystem>, model: &Model) -> Result<(), SolveError> {
+        // No factorization survives a pattern change, even if the analysis below fails.
+        self.factorized_for = None;
         if let Some(system) = system {
+            analyze(&mut self.lu, &system, self.level)?;
             self.system = system;
+        } else {
+            analyze(&mut self.lu, &self.system, self.level)?;
         }
         let system = &self.system;
-        analyze(&mut self.lu, system, self.level)?;
         let n_mult = system.n - system.n_node_dofs;
         self.mult = vec![0.0; n_mult];
         self.saved_mult = vec![0.0; n_mult];
@@ -734,15 +750,34 @@ impl Stage {
         let mut rejected = 0;
         let result = loop {
             let residual_only = backtracking || start_check || reuse;
-            let ResidualNorms { norm, reference } = if residual_only {
+            // The correction that led to this point was made with a reused matrix.
+            let from_reused = reused_step;
+            let assembled = if residual_only {
                 if backtracking {
                     self.summary.residual_assemblies += 1;
                 } else if start_check {
                     self.summary.start_checks += 1;
                 }
-                self.assemble_residual(model, state, cx, step, smooth)?
+                self.assemble_residual(model, state, cx, step, smooth)
             } else {
-                self.assemble(model, state, cx, step, smooth)?
+                self.assemble(model, state, cx, step, smooth)
+            };
+            let ResidualNorms { norm, reference } = match assembled {
+                Ok(norms) => norms,
+                // A reused matrix's correction that reached a state the elements refuse
+                // (non-finite values, an invalid configuration): undone, and a fresh matrix
+                // where it started.
+                Err(SolveError::NonFinite { .. } | SolveError::Element { .. }) if reused_step => {
+                    reused_step = false;
+                    reuse = false;
+                    start_check = false;
+                    rejected += 1;
+                    self.set_iterate(state, 0.0);
+                    update(state);
+                    prev_norm = f64::INFINITY;
+                    continue;
+                }
+                Err(e) => return Err(e),
             };
             // Spec §10 test, plus the round-off floor of the constraint rows: `g` is computed
             // from coordinates of size `state_scale`, so it cannot be resolved below ~ε·scale.
@@ -825,7 +860,9 @@ impl Stage {
             let (sn, sm) = (state.scale(positions), amax(&self.mult));
             let (dn, dm) = (amax(&self.delta[..nd]), amax(&self.delta[nd..]));
             let at_round_off = dn <= STAGNATION * (1.0 + sn) && dm <= STAGNATION * (1.0 + sm);
+            // (Judged on consecutive fresh corrections: a reused matrix contracts slowly by design.)
             let plateau = it > 0
+                && !from_reused
                 && norm > 0.5 * prev_norm
                 && norm <= PLATEAU_FACTOR * tolerance
                 && dn <= tol.tol * (1.0 + sn)

@@ -738,4 +738,28 @@ mod tests {
         check(&mut lu, &build(5.5, 0.0));
         assert_eq!((lu.numeric_count, lu.pivoting_count), (5, 2));
     }
+
+    /// Re-analyzing patterns (an element set that changes between steps) keeps the sparse
+    /// factors' reserved storage bounded: twice the largest pattern, not doubling per analysis.
+    #[test]
+    fn reanalysis_keeps_the_factor_storage_bounded() {
+        let n = 60;
+        let mut e = Vec::new();
+        for i in 0..n {
+            e.push((i, i, 4.0));
+            if i + 1 < n {
+                e.push((i, i + 1, 1.0));
+                e.push((i + 1, i, -1.0));
+            }
+        }
+        let a = csc(n, &e);
+        let mut lu = Lu::new().with_dense_max(0);
+        lu.analyze(&a, 1).unwrap();
+        let first = lu.fixed.capacity();
+        for generation in 2..=40 {
+            lu.analyze(&a, generation).unwrap();
+        }
+        assert_eq!(lu.fixed.capacity(), first);
+        assert_eq!(lu.symbolic_count, 40);
+    }
 }

@@ -40,6 +40,9 @@ pub(super) struct StaticLu {
     x: Vec<f64>,
     /// Sorting buffer of [`StaticLu::set_from`].
     pairs: Vec<(usize, f64)>,
+    /// Largest `L` and `U` pattern sizes stored so far (for [`StaticLu::reserve_twice`]).
+    max_l: usize,
+    max_u: usize,
     /// Whether the stored structure may be refactorized.
     pub(super) valid: bool,
 }
@@ -106,16 +109,19 @@ impl StaticLu {
         }
         self.x.clear();
         self.x.resize(n, 0.0);
+        self.max_l = self.max_l.max(self.l_idx.len());
+        self.max_u = self.max_u.max(self.u_idx.len());
         self.valid = true;
     }
 
-    /// Reserve room for patterns twice the size of the largest stored so far.
+    /// Reserve room for patterns twice the size of the largest stored so far (the capacity
+    /// stays bounded over any number of patterns).
     pub(super) fn reserve_twice(&mut self) {
-        let (l, u) = (self.l_idx.capacity(), self.u_idx.capacity());
-        self.l_idx.reserve(2 * l - self.l_idx.len());
-        self.l_val.reserve(2 * l - self.l_val.len());
-        self.u_idx.reserve(2 * u - self.u_idx.len());
-        self.u_val.reserve(2 * u - self.u_val.len());
+        let (l, u) = (2 * self.max_l, 2 * self.max_u);
+        self.l_idx.reserve(l.saturating_sub(self.l_idx.len()));
+        self.l_val.reserve(l.saturating_sub(self.l_val.len()));
+        self.u_idx.reserve(u.saturating_sub(self.u_idx.len()));
+        self.u_val.reserve(u.saturating_sub(self.u_val.len()));
     }
 
     /// Refactorize `a` (CSC of the same pattern) along the stored pivot order and patterns.
@@ -150,10 +156,16 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-            let big = self.l_idx[l0..l1]
-                .iter()
-                .fold(0.0f64, |m, &r| m.max(self.x[r].abs()));
-            if !(d.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
+            // Largest candidate below the pivot; a NaN propagates (and fails the test below).
+            let big = self.l_idx[l0..l1].iter().fold(0.0f64, |m, &r| {
+                let v = self.x[r].abs();
+                if v > m || v.is_nan() {
+                    v
+                } else {
+                    m
+                }
+            });
+            if !(d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
                 return fail(self);
             }
             self.u_diag[j] = d;
@@ -163,7 +175,9 @@ impl StaticLu {
                 self.l_val[q] = self.x[r] * inv;
                 self.x[r] = 0.0;
             }
-            // An entry of `a` outside the stored patterns would be left in `x`.
+            // An entry of `a` outside the stored patterns would be left in `x` (fill outside
+            // them cannot occur: the patterns are faer's full structural reach, see the pinned
+            // version in the workspace manifest).
             for k in col_ptr[c]..col_ptr[c + 1] {
                 if self.x[self.row_pos[rows[k]]] != 0.0 {
                     return fail(self);
@@ -201,6 +215,12 @@ impl StaticLu {
             b[c] = y[j];
         }
         y.fill(0.0);
+    }
+
+    /// Capacity of the stored patterns (`L`, `U`), for tests of the storage bound.
+    #[cfg(test)]
+    pub(super) fn capacity(&self) -> (usize, usize) {
+        (self.l_idx.capacity(), self.u_idx.capacity())
     }
 
     /// The pivots `U_jj`.
