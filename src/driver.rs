@@ -65,10 +65,14 @@ impl fmt::Display for RunReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.summary;
         let m = s.mean_iterations();
+        // LU factorizations per step (fewer than iterations under modified Newton).
+        let lu = s.numeric_factorizations();
+        let per_step = |i: usize| lu[i] as f64 / s.steps.max(1) as f64;
         write!(
             f,
             "saltus: {} steps to t = {:.6} s in {:.3} s; Newton iterations per step \
-             (smooth/position/velocity) mean {:.2}/{:.2}/{:.2}, max {}/{}/{}{}; results in {}",
+             (smooth/position/velocity) mean {:.2}/{:.2}/{:.2}, max {}/{}/{}, LU factorizations \
+             {:.2}/{:.2}/{:.2}{}; results in {}",
             s.steps,
             s.t,
             s.wall.as_secs_f64(),
@@ -78,6 +82,9 @@ impl fmt::Display for RunReport {
             s.max_iterations()[0],
             s.max_iterations()[1],
             s.max_iterations()[2],
+            per_step(0),
+            per_step(1),
+            per_step(2),
             if s.halvings > 0 {
                 format!(", {} step halvings", s.halvings)
             } else {
