@@ -592,13 +592,19 @@ impl Stage {
     /// Regularize the multiplier block of the assembled matrix (see [`Stage::solve`]) and
     /// factorize it.
     fn factorize(&mut self, cx: &StepCx) -> Result<(), LinearError> {
-        self.system
-            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        self.regularize(cx);
         self.factorized_for = None;
         self.lu
             .factorize(&self.system.matrix, self.system.generation)?;
         self.factorized_for = Some(MatrixFactors::of(cx));
         Ok(())
+    }
+
+    /// Add the multiplier-block regularization `−ε k²/p` to the assembled matrix (once per
+    /// assembly; see [`Stage::solve`]).
+    fn regularize(&mut self, cx: &StepCx) {
+        self.system
+            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
     }
 
     /// Sign and magnitude of the determinant of the stage's iteration matrix at the current
@@ -616,8 +622,7 @@ impl Stage {
         step: usize,
     ) -> Result<Determinant, SolveError> {
         self.assemble(model, state, cx, step, None)?;
-        self.system
-            .add_to_multiplier_diagonal(-REGULARIZATION * cx.k * cx.k / cx.p);
+        self.regularize(cx);
         let lu = self.monitor_lu.get_or_insert_with(Lu::new);
         match lu.factorize(&self.system.matrix, self.system.generation) {
             Ok(()) => Ok(lu.determinant().unwrap_or(SINGULAR)),
@@ -765,17 +770,13 @@ impl Stage {
             let ResidualNorms { norm, reference } = match assembled {
                 Ok(norms) => norms,
                 // A reused matrix's correction that reached a state the elements refuse
-                // (non-finite values, an invalid configuration): undone, and a fresh matrix
-                // where it started.
+                // (non-finite values, an invalid configuration) counts as one that did not
+                // reduce ‖r‖: undone below, with a fresh matrix where it started.
                 Err(SolveError::NonFinite { .. } | SolveError::Element { .. }) if reused_step => {
-                    reused_step = false;
-                    reuse = false;
-                    start_check = false;
-                    rejected += 1;
-                    self.set_iterate(state, 0.0);
-                    update(state);
-                    prev_norm = f64::INFINITY;
-                    continue;
+                    ResidualNorms {
+                        norm: f64::INFINITY,
+                        reference: 0.0,
+                    }
                 }
                 Err(e) => return Err(e),
             };
