@@ -146,6 +146,7 @@ fn residual_only_evaluation_matches_the_full_one() {
                 incr: &fx.incr,
                 mult: &fx.mult,
                 mult_smooth: &fx.mult_smooth,
+                admissible: true,
             };
             let n = fx.n_unknowns();
             let eval = |full: bool| {

@@ -201,6 +201,8 @@ pub struct LocalState<'a> {
     /// Current iterate of this level: `(q̃, ṽ, v̇̃)` smooth, `(q̃⊕U, ṽ)` position, `(q, ṽ+W)` velocity.
     pub nodes: &'a [NodeState],
     /// Converged state at `t_n` (`q_n`, `v_n`): Newton impact law, incremental rotations.
+    /// Inside a multiple-impact sequence (`nsga.md` §9) the velocity stage sees the updated
+    /// pre-impact velocities `V⁻` here (configuration still `q_n`).
     pub prev: &'a [NodeState],
     /// Converged smooth result `(q̃, ṽ, v̇̃)` of this step (equal to `nodes` at the smooth level).
     pub smooth: &'a [NodeState],
@@ -214,6 +216,11 @@ pub struct LocalState<'a> {
     pub mult: &'a [f64],
     /// This element's converged smooth multipliers `λ̃` (scaled; reaction `k_s λ̃`).
     pub mult_smooth: &'a [f64],
+    /// Velocity level: this element's contact takes part in the current impact problem (the
+    /// scheme's admissibility filter, `nsga.md` §9: in the position active set and
+    /// approaching, `ġ_N(V⁻⁻) < −tol_v`). A contact that does not gets the forced-gap rows
+    /// (its fresh impulses vanish). `true` outside impact sequences and at other levels.
+    pub admissible: bool,
 }
 
 /// Local output buffers an element adds into (pre-zeroed by the assembler).

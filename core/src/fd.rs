@@ -245,6 +245,7 @@ pub fn eval_local(
             incr,
             mult,
             mult_smooth: &fx.mult_smooth,
+            admissible: true,
         };
         let mut out = LocalSystem {
             residual: r.rows_mut(0, n),

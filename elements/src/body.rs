@@ -577,6 +577,7 @@ mod tests {
             incr: &fx.incr,
             mult: &[],
             mult_smooth: &[],
+            admissible: true,
         };
         let mut out = LocalSystem {
             residual: r.rows_mut(0, 6),

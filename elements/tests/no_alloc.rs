@@ -143,6 +143,7 @@ fn level_allocations(
         incr: &fx.incr,
         mult: &fx.mult,
         mult_smooth: &fx.mult_smooth,
+        admissible: true,
     };
     let mut out = LocalSystem {
         residual: r.rows_mut(0, n),

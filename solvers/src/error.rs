@@ -63,6 +63,22 @@ pub enum SolveError {
         /// The LU error.
         source: LinearError,
     },
+    /// The multiple-impact sequence of a step reached its cap (`nsga.md` §9).
+    #[error(
+        "step {step} (t = {t:.6e} s): velocity subproblem: the impact sequence did not end within \
+         {problems} impact problems ({approaching} contacts still approaching); raise \
+         `max_impact_problems`, or look for bodies trapped between contacts that keep approaching"
+    )]
+    ImpactSequence {
+        /// Step index.
+        step: usize,
+        /// Time at the end of the step \[s\].
+        t: f64,
+        /// Impact problems solved.
+        problems: usize,
+        /// Contacts still admissible (closed and approaching).
+        approaching: usize,
+    },
     /// The model is invalid.
     #[error(transparent)]
     Model(#[from] BuildError),

@@ -10,7 +10,10 @@ pub mod state;
 pub mod statics;
 
 pub use error::SolveError;
-pub use nsga::{Coefficients, Nsga, NsgaOptions, RunSummary, NSGA_STAGES};
+pub use nsga::{
+    Coefficients, ImpactSequence, Nsga, NsgaOptions, RunSummary, DEFAULT_IMPACT_TOLERANCE,
+    DEFAULT_MAX_IMPACT_PROBLEMS, NSGA_STAGES,
+};
 pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
 pub use state::{update_position_states, update_velocity_states, State};
 pub use statics::{

@@ -7,7 +7,7 @@ use crate::error::SolveError;
 use crate::stage::{NewtonReport, Stage, StageSummary, Tolerance};
 use crate::state::{split, update_position_states, update_velocity_states, State};
 use nalgebra::{Vector3, Vector6};
-use saltus_core::contact::contact_row;
+use saltus_core::contact::{approach_velocity, contact_row, generalized_impulse};
 use saltus_core::lie;
 use saltus_core::output::{ContactRow, OutputLayout, ResultSink, StepRecord, StepStats};
 use saltus_core::{
@@ -82,6 +82,48 @@ pub struct NsgaOptions {
     /// `None`: full Newton. The position and velocity corrections always use full Newton (one
     /// iteration leaves the constraints at round-off).
     pub jacobian_reuse: Option<f64>,
+    /// Multiple impacts within a step: the velocity stage as the sequence of impact problems of
+    /// `nsga.md` §9 ([`ImpactSequence`]); `None`: one velocity problem with every
+    /// position-active contact (simultaneous impacts).
+    pub impacts: Option<ImpactSequence>,
+}
+
+/// The multiple-impact sequence of the velocity stage (`nsga.md` §9, thesis Annex B §B.3).
+///
+/// Problem `i` solves the velocity jump with fresh impulses for the contacts that are closed at
+/// position level and still approaching, `ġ_N(V⁻⁻) = G_N(q_{n+1}) V⁻⁻ < −tol_v` with `V⁻⁻` the
+/// velocity reached so far, the Newton law using the updated pre-impact velocity
+/// `V⁻ = v_n + W` (`ĝ̇* = G v_{n+1} + e G(q_n) V⁻`), and the impulses of the earlier problems
+/// acting as the constant `−Σ_j G_jᵀ κΛ_j^acc`. The sequence ends when no contact is admissible;
+/// the step's impulse of a contact is the sum over the problems. No ordering and no topology
+/// analysis: a Newton's cradle of touching balls comes out as the sequence of pairwise impacts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImpactSequence {
+    /// Admissibility tolerance `tol_v` \[m/s\] (> 0): a closed contact takes part only if it
+    /// approaches faster than this. Well above the velocity error of a converged velocity
+    /// problem (so a contact the last problem closed is not admissible again) and well below
+    /// `|g| h` (so resting contacts, which the smooth predictor makes approach by `≈ |g| h`,
+    /// stay in the first problem).
+    pub tolerance: f64,
+    /// Safety cap on the impact problems of one step (≥ 1); reaching it is an error.
+    pub max_problems: usize,
+}
+
+/// Default [`ImpactSequence::tolerance`] \[m/s\]: velocity errors of converged velocity
+/// problems are ~1e-10 m/s (tolerance 1e-8 relative), resting contacts approach by
+/// `|g| h ≥ 1e-4 m/s` for `h ≥ 1e-5 s`.
+pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
+
+/// Default [`ImpactSequence::max_problems`]: a chain of `N` touching balls needs `N − 1`.
+pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
+
+impl Default for ImpactSequence {
+    fn default() -> Self {
+        Self {
+            tolerance: DEFAULT_IMPACT_TOLERANCE,
+            max_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
+        }
+    }
 }
 
 /// Default modified Newton contraction factor of [`NsgaOptions::jacobian_reuse`]. Measured
@@ -106,6 +148,7 @@ impl Default for NsgaOptions {
             characteristic_mass: None,
             threads: 0,
             jacobian_reuse: Some(DEFAULT_JACOBIAN_REUSE),
+            impacts: Some(ImpactSequence::default()),
         }
     }
 }
@@ -153,6 +196,17 @@ impl NsgaOptions {
                     "jacobian_reuse",
                     format!("contraction factor must be in (0, 1), got {theta}"),
                 );
+            }
+        }
+        if let Some(seq) = self.impacts {
+            if !(seq.tolerance.is_finite() && seq.tolerance > 0.0) {
+                return bad(
+                    "impact_tolerance",
+                    format!("must be finite and > 0, got {}", seq.tolerance),
+                );
+            }
+            if seq.max_problems == 0 {
+                return bad("max_impact_problems", "must be >= 1".into());
             }
         }
         if !self.gravity.iter().all(|g| g.is_finite()) {
@@ -310,6 +364,9 @@ pub struct Nsga {
     /// Called before every step with the model, the time and the node states at `t_n`; may add
     /// or remove elements (e.g. contacts of a broad phase).
     pre_step: Option<Box<PreStepHook>>,
+    /// Accumulated velocity multipliers `Λ^acc` of the impact problems of the current step
+    /// (layout of the velocity stage's multipliers).
+    impact_acc: Vec<f64>,
 }
 
 /// A pre-step hook: `(model, t_n, node states at t_n)`; may add or remove elements.
@@ -384,7 +441,9 @@ impl Nsga {
             output_slots: Vec::new(),
             output_slots_topology: None,
             pre_step: None,
+            impact_acc: Vec::new(),
         };
+        me.size_impact_buffers();
         me.initial_acceleration(model)?;
         Ok(me)
     }
@@ -591,8 +650,12 @@ impl Nsga {
 
         // Stage 2: position correction, q = q̃ ⊕ U, v = ṽ.
         self.correction(model, Level::Position, h, t, step, update_position_states)?;
-        // Stage 3: velocity jump, q frozen, v = ṽ + W.
-        self.correction(model, Level::Velocity, h, t, step, update_velocity_states)?;
+        // Stage 3: velocity jump, q frozen, v = ṽ + W (a sequence of impact problems).
+        let jump = self.velocity_jump(model, h, t, step);
+        self.state.pre_impact_active = false;
+        self.velocity.clear_admissible();
+        self.velocity.constant_residual_mut().fill(0.0);
+        jump?;
 
         // Complete the α-recursion and accept: a_{n+1} = a* + (1−α_f)/(1−α_m) v̇̃_{n+1}.
         let (am, af) = (coef.alpha_m, coef.alpha_f);
@@ -656,6 +719,175 @@ impl Nsga {
         Ok(())
     }
 
+    /// Stage 3: the velocity jump `W` (spec §6). With [`NsgaOptions::impacts`], the sequence of
+    /// impact problems of §9 ([`ImpactSequence`]): each problem is a velocity-stage Newton solve
+    /// from the jump reached so far with fresh multipliers; afterwards the stage's multipliers
+    /// are the step's total impulses. The caller resets the sequence state (also on error).
+    fn velocity_jump(
+        &mut self,
+        model: &mut Model,
+        h: f64,
+        t: f64,
+        step: usize,
+    ) -> Result<(), SolveError> {
+        let Some(seq) = self.opts.impacts else {
+            return self.correction(model, Level::Velocity, h, t, step, update_velocity_states);
+        };
+        let coef = self.coef;
+        let cx = self.cx(Level::Velocity, h, t, &coef);
+        let tol = Tolerance {
+            jacobian_reuse: None,
+            ..self.tolerance()
+        };
+        self.velocity.reset(&mut self.state);
+        self.size_impact_buffers();
+        self.impact_acc.fill(0.0);
+        self.velocity.constant_residual_mut().fill(0.0);
+        // V⁻ = v_n (configuration q_n) for the first problem.
+        self.state.pre_impact.clone_from(&self.state.prev);
+        self.state.pre_impact_active = true;
+        let mut problems = 0;
+        let mut total = NewtonReport::default();
+        loop {
+            let admissible = self.mark_admissible(model, seq.tolerance);
+            if problems > 0 && admissible == 0 {
+                break;
+            }
+            if problems == seq.max_problems {
+                return Err(SolveError::ImpactSequence {
+                    step,
+                    t,
+                    problems,
+                    approaching: admissible,
+                });
+            }
+            self.velocity.reset_multipliers();
+            let report = self.velocity.newton(
+                model,
+                &mut self.state,
+                &cx,
+                &tol,
+                step,
+                Some(&self.smooth),
+                update_velocity_states,
+            )?;
+            problems += 1;
+            total.iterations += report.iterations;
+            total.backtracks += report.backtracks;
+            total.residual = report.residual;
+            // A problem whose impulses all vanish changed no velocity: the next one would be
+            // the same problem again (a contact that keeps approaching at the end of the step
+            // but separates in the Newton law's pre-impact picture, e.g. a resting contact
+            // with e_N > 0). The multipliers are κΛ/m with κ = m, i.e. velocities, compared
+            // with tol_v. (Not in the thesis' loop, which would repeat it up to the cap.)
+            let largest = self.accumulate_impulses(model, cx.k);
+            if largest <= seq.tolerance {
+                break;
+            }
+            // V⁻ = v_n + W: the pre-impact velocity of the next problem's Newton law.
+            for i in 0..self.kinds.len() {
+                let w = self.state.unknown[i];
+                let (dv, dw) = crate::state::split(&w);
+                let (prev, pre) = (&self.state.prev[i], &mut self.state.pre_impact[i]);
+                pre.v = prev.v + dv;
+                pre.omega = prev.omega + dw;
+            }
+        }
+        // A contact's impulse of the step is its accumulated one (statuses are judged on it
+        // with the Newton law of the step, pre-impact velocity v_n). Bilateral multipliers
+        // are fresh per problem too but W is the total jump, so the last problem's are the
+        // step's totals.
+        for (ie, element) in model.elements().iter().enumerate() {
+            if element.as_contact().is_none() {
+                continue;
+            }
+            let (a, n) = self.velocity.system.mult_range[ie];
+            self.velocity
+                .element_multipliers_mut(ie)
+                .copy_from_slice(&self.impact_acc[a..a + n]);
+        }
+        self.state.pre_impact_active = false;
+        self.velocity.clear_admissible();
+        self.note(2, &total);
+        self.stats.stages_mut()[2].solves = problems;
+        Self::notify_level(model, &mut self.state, &self.velocity, &self.smooth, &cx);
+        Ok(())
+    }
+
+    /// Size `Λ^acc` and the velocity stage's constant residual for the current pattern
+    /// (allocates only when the pattern grew: at construction and after topology changes).
+    fn size_impact_buffers(&mut self) {
+        if self.opts.impacts.is_none() {
+            return;
+        }
+        let n_mult = self.velocity.n_multipliers();
+        self.impact_acc.resize(n_mult, 0.0);
+        let n_dofs = self.velocity.system.n_node_dofs;
+        self.velocity.constant_residual_mut().resize(n_dofs, 0.0);
+    }
+
+    /// Mark each contact of the velocity stage admissible for the next impact problem
+    /// (`nsga.md` §9): closed at position level and approaching, `G_N(q_{n+1}) V⁻⁻ < −tol_v` at
+    /// the current velocities `V⁻⁻`. Returns the number of admissible contacts.
+    fn mark_admissible(&mut self, model: &Model, tol_v: f64) -> usize {
+        let mut count = 0;
+        for (ie, element) in model.elements().iter().enumerate() {
+            let Some(c) = element.as_contact() else {
+                continue;
+            };
+            if !self.velocity.system.active[ie] {
+                continue;
+            }
+            let ok = c.history.closed && {
+                let nn = self.state.gather(model, ie);
+                let nodes = self.state.gathered_nodes(nn);
+                let prev = self.state.gathered_prev(nn);
+                let layout = saltus_core::constraint::Layout::new(c.geometry.node_kinds());
+                approach_velocity(&c, nodes, prev, &layout) < -tol_v
+            };
+            self.velocity.set_admissible(ie, ok);
+            count += usize::from(ok);
+        }
+        count
+    }
+
+    /// Add the impulses of the impact problem just solved to `Λ^acc` and their generalized
+    /// impulses `−Gᵀ κΛ` to the velocity stage's constant residual (they keep acting in the
+    /// later problems whatever the contact's status there, `nsga.md` §9 B.28). Returns the
+    /// largest contact multiplier magnitude of the problem.
+    fn accumulate_impulses(&mut self, model: &Model, k: f64) -> f64 {
+        let mut largest: f64 = 0.0;
+        for (ie, element) in model.elements().iter().enumerate() {
+            let Some(c) = element.as_contact() else {
+                continue;
+            };
+            if !self.velocity.system.active[ie] {
+                continue;
+            }
+            let (a, n) = self.velocity.system.mult_range[ie];
+            let mult = &self.velocity.multipliers()[a..a + n];
+            if mult.iter().all(|m| *m == 0.0) {
+                continue;
+            }
+            largest = mult.iter().fold(largest, |a, m| a.max(m.abs()));
+            for (acc, m) in self.impact_acc[a..a + n].iter_mut().zip(mult) {
+                *acc += m;
+            }
+            let nn = self.state.gather(model, ie);
+            let p = -generalized_impulse(
+                &c,
+                k,
+                self.state.gathered_nodes(nn),
+                self.state.gathered_prev(nn),
+                mult,
+            );
+            let n_local: usize = c.geometry.node_kinds().iter().map(|k| k.ndof()).sum();
+            self.velocity
+                .add_constant_residual(ie, &p.as_slice()[..n_local]);
+        }
+        largest
+    }
+
     /// Record a stage's Newton report in the step statistics.
     fn note(&mut self, stage: usize, r: &NewtonReport) {
         let s = &mut self.stats.stages_mut()[stage];
@@ -701,6 +933,7 @@ impl Nsga {
             for stage in [&mut self.smooth, &mut self.position, &mut self.velocity] {
                 stage.rebuild(model, &self.state)?;
             }
+            self.size_impact_buffers();
             self.summary.topology_changes += 1;
         }
         Ok(())
@@ -972,5 +1205,6 @@ fn recoverable(e: &SolveError) -> bool {
         SolveError::NonConvergence { .. }
             | SolveError::NonFinite { .. }
             | SolveError::Linear { .. }
+            | SolveError::ImpactSequence { .. }
     )
 }

@@ -154,6 +154,11 @@ pub struct Stage {
     factorized_for: Option<MatrixFactors>,
     /// Factorization of [`Stage::determinant`] (created at its first call).
     monitor_lu: Option<Lu>,
+    /// Per element: its contact takes part in the current problem ([`Stage::set_admissible`]).
+    admissible: Vec<bool>,
+    /// Constant term added to the node rows of the residual ([`Stage::constant_residual_mut`];
+    /// empty: none).
+    constant: Vec<f64>,
 }
 
 /// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
@@ -192,6 +197,8 @@ impl Stage {
             local: Vec::new(),
             factorized_for: None,
             monitor_lu: None,
+            admissible: Vec::new(),
+            constant: Vec::new(),
         };
         stage.install(None, model)?;
         Ok(stage)
@@ -217,6 +224,8 @@ impl Stage {
         self.h_loc = DMatrix::zeros(system.max_local, system.max_local);
         self.handles = model.element_handles().to_vec();
         self.topology = model.topology();
+        self.admissible = vec![true; model.elements().len()];
+        self.constant.clear();
         self.summary.symbolic_factorizations = self.lu.symbolic_count;
         self.factorized_for = None;
         Ok(())
@@ -302,6 +311,49 @@ impl Stage {
         self.mult.fill(0.0);
     }
 
+    /// Add element `ie`'s local node-row vector `r` (its first node unknowns, local order) to the
+    /// constant residual ([`Stage::constant_residual_mut`], which must have been sized);
+    /// entries of fixed nodes are dropped.
+    pub fn add_constant_residual(&mut self, ie: usize, r: &[f64]) {
+        let n_dofs = self.system.n_node_dofs;
+        for (&g, v) in self.system.element_dofs(ie).iter().zip(r) {
+            if g < n_dofs {
+                self.constant[g] += v;
+            }
+        }
+    }
+
+    /// Zero the multipliers only (the node unknowns keep their values): a further problem of a
+    /// repeated stage with fresh multipliers (e.g. the impact problems of `nsga.md` §9).
+    pub fn reset_multipliers(&mut self) {
+        self.mult.fill(0.0);
+    }
+
+    /// Mutable multipliers of element `ie` (empty if it has none at this stage).
+    pub fn element_multipliers_mut(&mut self, ie: usize) -> &mut [f64] {
+        let (a, n) = self.system.mult_range[ie];
+        &mut self.mult[a..a + n]
+    }
+
+    /// Whether element `ie`'s contact takes part in the stage's current problem
+    /// ([`saltus_core::LocalState::admissible`]; `true` unless set otherwise).
+    pub fn set_admissible(&mut self, ie: usize, admissible: bool) {
+        self.admissible[ie] = admissible;
+    }
+
+    /// Every element takes part again ([`Stage::set_admissible`]).
+    pub fn clear_admissible(&mut self) {
+        self.admissible.fill(true);
+    }
+
+    /// A constant vector `c` over the node unknowns added to the stage residual, `r + c`, and
+    /// its norm to the convergence reference (e.g. the accumulated impulses `−P` of earlier
+    /// impact problems, `nsga.md` §9). Empty (the default): none. Resize it to
+    /// `system.n_node_dofs` to use it; [`Stage::rebuild`] clears it.
+    pub fn constant_residual_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.constant
+    }
+
     /// Assemble the stage's residual and iteration matrix at the current state. `smooth` gives
     /// the stage whose multipliers elements read as `mult_smooth` (NSGA's smooth stage for the
     /// corrections; `None`: this stage's own).
@@ -346,6 +398,8 @@ impl Stage {
             mult,
             r_loc,
             h_loc,
+            admissible,
+            constant,
             ..
         } = self;
         if hessian {
@@ -383,7 +437,10 @@ impl Stage {
                 None => own,
             };
             let result = {
-                let local = state.gathered.local(nn, smooth_is_cur, own, mult_smooth);
+                let local =
+                    state
+                        .gathered
+                        .local(nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
                 let mut out = LocalSystem {
                     residual: r_loc.rows_mut(0, n),
                     hessian: h_loc.view_mut((0, 0), (n, n)),
@@ -415,6 +472,7 @@ impl Stage {
             reference += rn + extra;
             system.scatter(ie, r_loc, hessian.then_some(&*h_loc));
         }
+        reference += add_constant(&mut system.rhs, constant);
         let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
     }
@@ -442,6 +500,8 @@ impl Stage {
             system,
             mult,
             local,
+            admissible,
+            constant,
             ..
         } = self;
         let smooth_is_cur = smooth.is_none();
@@ -453,6 +513,7 @@ impl Stage {
         {
             let system = &*system;
             let mult = &*mult;
+            let admissible = &*admissible;
             par.pool.install(|| {
                 local[..n_el * stride]
                     .par_chunks_mut(stride)
@@ -483,7 +544,13 @@ impl Stage {
                             Some(s) => s.element_multipliers(ie),
                             None => own,
                         };
-                        let local = worker.gathered.local(nn, smooth_is_cur, own, mult_smooth);
+                        let local = worker.gathered.local(
+                            nn,
+                            smooth_is_cur,
+                            own,
+                            mult_smooth,
+                            admissible[ie],
+                        );
                         let mut out = LocalSystem {
                             residual: nalgebra::DVectorViewMut::from_slice(r, n),
                             hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
@@ -546,6 +613,7 @@ impl Stage {
                 system.scatter_residual(ie, r);
             }
         }
+        reference += add_constant(&mut system.rhs, constant);
         let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
     }
@@ -1021,6 +1089,18 @@ fn analyze(lu: &mut Lu, system: &LevelSystem, level: Level) -> Result<(), SolveE
 }
 
 /// Euclidean norm of an assembled residual, summed in index order.
+/// Add the constant node-row term `c` (if any) to the residual `rhs`; returns `‖c‖` for the
+/// convergence reference.
+fn add_constant(rhs: &mut [f64], c: &[f64]) -> f64 {
+    if c.is_empty() {
+        return 0.0;
+    }
+    for (r, v) in rhs.iter_mut().zip(c) {
+        *r += v;
+    }
+    norm2(c)
+}
+
 fn norm2(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }

@@ -22,6 +22,11 @@ pub struct State {
     pub kinds: Vec<NodeKind>,
     /// Converged state at `t_n`.
     pub prev: Vec<NodeState>,
+    /// `q_n` with the updated pre-impact velocities `V⁻` of a multiple-impact sequence
+    /// (`nsga.md` §9); elements see it as their `prev` while [`State::pre_impact_active`].
+    pub pre_impact: Vec<NodeState>,
+    /// Elements read [`State::pre_impact`] instead of [`State::prev`].
+    pub pre_impact_active: bool,
     /// Base state of the correction stages (the converged smooth state of the current step).
     pub smooth: Vec<NodeState>,
     /// Current iterate.
@@ -113,6 +118,7 @@ impl Gathered {
         smooth_is_cur: bool,
         mult: &'a [f64],
         mult_smooth: &'a [f64],
+        admissible: bool,
     ) -> LocalState<'a> {
         LocalState {
             kinds: &self.kinds[..nn],
@@ -127,6 +133,7 @@ impl Gathered {
             incr: &self.incr[..nn],
             mult,
             mult_smooth,
+            admissible,
         }
     }
 }
@@ -143,6 +150,8 @@ impl State {
             numbering: NodeNumbering::new(nodes),
             scratch: Scratch::for_elements(model.elements(), &kinds),
             prev: init.clone(),
+            pre_impact: init.clone(),
+            pre_impact_active: false,
             smooth: init.clone(),
             cur: init,
             unknown: vec![Vector6::zeros(); n],
@@ -236,10 +245,20 @@ impl State {
         NodeArrays {
             kinds: &self.kinds,
             cur: &self.cur,
-            prev: &self.prev,
+            prev: self.element_prev(),
             smooth: &self.smooth,
             tangent: &self.tangent,
             incr: &self.incr,
+        }
+    }
+
+    /// The `prev` states elements see: [`State::pre_impact`] inside an impact sequence, else
+    /// [`State::prev`].
+    fn element_prev(&self) -> &[NodeState] {
+        if self.pre_impact_active {
+            &self.pre_impact
+        } else {
+            &self.prev
         }
     }
 
@@ -262,7 +281,11 @@ impl State {
         let arrays = NodeArrays {
             kinds: &self.kinds,
             cur: &self.cur,
-            prev: &self.prev,
+            prev: if self.pre_impact_active {
+                &self.pre_impact
+            } else {
+                &self.prev
+            },
             smooth: &self.smooth,
             tangent: &self.tangent,
             incr: &self.incr,
@@ -279,12 +302,19 @@ impl State {
         mult: &'a [f64],
         mult_smooth: &'a [f64],
     ) -> LocalState<'a> {
-        self.gathered.local(nn, smooth_is_cur, mult, mult_smooth)
+        self.gathered
+            .local(nn, smooth_is_cur, mult, mult_smooth, true)
     }
 
     /// The gathered node states of the last gathered element.
     pub fn gathered_nodes(&self, nn: usize) -> &[NodeState] {
         &self.gathered.nodes[..nn]
+    }
+
+    /// The gathered `prev` states of the last gathered element (the pre-impact states inside
+    /// an impact sequence).
+    pub fn gathered_prev(&self, nn: usize) -> &[NodeState] {
+        &self.gathered.prev[..nn]
     }
 
     /// The node kinds of the last gathered element.

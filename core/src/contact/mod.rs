@@ -106,6 +106,12 @@ pub trait UnilateralContact: Send + Sync + fmt::Debug {
     fn couple_radius(&self) -> Option<f64> {
         None
     }
+    /// Turn the rolling/spinning couples on or off (called when the resistance lengths are
+    /// set, `on` when either is > 0), for geometries whose couples are optional. Default: the
+    /// geometry decides alone ([`UnilateralContact::couple_radius`]).
+    fn set_couples(&mut self, on: bool) {
+        let _ = on;
+    }
     /// The contact frame at the node states `nodes` (local order).
     fn frame(&self, nodes: &[NodeState]) -> ContactFrame;
     /// Position-level gaps at `nodes` with the step start `prev`: `g_N`, the incremental
@@ -118,8 +124,11 @@ pub trait UnilateralContact: Send + Sync + fmt::Debug {
         gaps: &mut SlidingGaps,
         curv: Option<&mut Curvature>,
     );
-    /// Velocity-space rows at the configuration of `nodes` into `out` (zeroed).
-    fn jacobian(&self, nodes: &[NodeState], out: &mut ContactJacobian);
+    /// Velocity-space rows at the configuration of `nodes` into `out` (zeroed). `prev` are the
+    /// states at the step start `t_n`, for geometries whose tangent frame is frozen over the
+    /// step (sphere–sphere, `contact-elements.md` §5.4: `t_α,n`); pass `nodes` itself for the
+    /// rows at a single state (outputs, the Newton law's `G(q_n)`).
+    fn jacobian(&self, nodes: &[NodeState], prev: &[NodeState], out: &mut ContactJacobian);
 }
 
 /// Per-contact history between stages and steps (`nsga.md` §6, §8.6, §11.3): it survives
@@ -166,7 +175,7 @@ pub fn velocity_gaps(
     layout: &Layout,
 ) -> (SlidingGaps, law::RollingRates, law::SpinningRate) {
     let mut j = ContactJacobian::zeros();
-    c.geometry.jacobian(nodes, &mut j);
+    c.geometry.jacobian(nodes, prev, &mut j);
     let v: LocalVector = layout.velocity(nodes);
     let mut g = SlidingGaps::zeros(layout.n());
     g.g_n = j.normal.dot(&v);
@@ -176,7 +185,7 @@ pub fn velocity_gaps(
     let (e_n, e_t) = (c.law.restitution, c.law.tangential_restitution);
     if e_n != 0.0 || e_t != 0.0 {
         let mut jn = ContactJacobian::zeros();
-        c.geometry.jacobian(prev, &mut jn);
+        c.geometry.jacobian(prev, prev, &mut jn);
         let vn = layout.velocity(prev);
         g.g_n += e_n * jn.normal.dot(&vn);
         g.g_t += e_t * (jn.tangential * vn);
@@ -190,6 +199,44 @@ pub fn velocity_gaps(
         grad_n: j.spinning,
     };
     (g, roll, spin)
+}
+
+/// Normal approach rate `ġ_N = G_N(q) v` \[m/s\] of a contact at the node states `nodes`
+/// (configuration and velocity both from `nodes`; negative when approaching): the
+/// admissibility test `ġ_N(V⁻⁻) < −tol_v` of a multiple-impact sequence (`nsga.md` §9).
+pub fn approach_velocity(
+    c: &ContactRef<'_>,
+    nodes: &[NodeState],
+    prev: &[NodeState],
+    layout: &Layout,
+) -> f64 {
+    let mut j = ContactJacobian::zeros();
+    c.geometry.jacobian(nodes, prev, &mut j);
+    j.normal.dot(&layout.velocity(nodes))
+}
+
+/// Generalized impulse `p = G_Nᵀ κΛ_N + G_Tᵀ κΛ_T (+ W_Nᵀ κ_r χ_N + W_Tᵀ κ_r χ_T)` over the
+/// contact's node unknowns (first `layout.n()` entries of the result) of the velocity-level
+/// multipliers `mult` (`[Λ_N, Λ_T, χ_N, χ_T]`, scaled by the stage's `κ = k`) at the
+/// configuration of `nodes` (step start `prev`, [`UnilateralContact::jacobian`]): the physical reaction whose negative the contact's velocity rows
+/// add to the node residual at convergence (law module docs). It carries the accumulated
+/// impulses of earlier impact problems of a sequence (`P` of `nsga.md` §9, B.28).
+pub fn generalized_impulse(
+    c: &ContactRef<'_>,
+    k: f64,
+    nodes: &[NodeState],
+    prev: &[NodeState],
+    mult: &[f64],
+) -> NodeVector {
+    let mut j = ContactJacobian::zeros();
+    c.geometry.jacobian(nodes, prev, &mut j);
+    let m = law::Multipliers::from_slice(mult);
+    let mut p = j.normal * (k * m.lambda_n) + j.tangential.transpose() * (k * m.lambda_t);
+    if let Some(r) = c.geometry.couple_radius() {
+        let kr = crate::stage::couple_scaling(law::Scaling::new(k, k), r).k;
+        p += j.spinning * (kr * m.chi_n) + j.rolling.transpose() * (kr * m.chi_t);
+    }
+    p
 }
 
 /// The contact-table row of the contact `c` with handle `id` and nodes `nodes` at the converged

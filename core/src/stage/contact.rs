@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | position (§5) | `ν_N, ν_T` | `g_N`, incremental `g_T(q; q_n)`, `G = ∂g/∂q`, `H_N`, `H_Tα` |
 //! | velocity (§6), closed at position | `Λ_N, Λ_T (, χ_N, χ_T)` | `ĝ̇ = G(q) v + e G(q_n) v_n`, `ω_T = W_T v`, `ω_N = W_N v` |
-//! | velocity (§6), open at position | same | forced gap rows `−κ²/π λ` (all multipliers → 0) |
+//! | velocity (§6), open at position, or not admissible in the current impact problem (§9) | same | forced gap rows `−κ²/π λ` (all multipliers → 0) |
 //!
 //! Scales: `κ = cx.k`, `π = cx.p` for sliding; the couples use `κ_r = κ r`, `π_r = ⅖ π r²`
 //! ([`UnilateralContact::couple_radius`](crate::contact::UnilateralContact::couple_radius)), so
@@ -116,7 +116,7 @@ pub(super) fn add_contact_terms(
         // Configuration columns: ∂q/∂u · T on rotational unknowns.
         apply_tangent(&mut b.k, &layout, s, n + nm);
         scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
-    } else if !c.history.closed {
+    } else if !c.history.closed || !s.admissible {
         law::sliding_forced_gap(sc, &m, &l, b);
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);

@@ -31,6 +31,7 @@ pub(crate) mod constraint;
 mod contact;
 
 pub use contact::contact_level_converged;
+pub(crate) use contact::couple_scaling;
 
 use crate::constraint::Kinematics;
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};

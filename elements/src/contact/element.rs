@@ -43,10 +43,12 @@ impl<G: UnilateralContact> ContactElement<G> {
         self
     }
 
-    /// Rolling and spinning resistance lengths `ρ`, `γ_s` \[m\] (contacts with couples).
+    /// Rolling and spinning resistance lengths `ρ`, `γ_s` \[m\] (contacts with couples; a
+    /// geometry with optional couples turns them on when either is > 0).
     pub fn resistance(mut self, rolling: f64, spinning: f64) -> Self {
         self.law.rolling_resistance = rolling;
         self.law.spinning_resistance = spinning;
+        self.geometry.set_couples(rolling > 0.0 || spinning > 0.0);
         self
     }
 
@@ -161,10 +163,11 @@ impl<G: UnilateralContact + Clone + 'static> Element for ContactElement<G> {
         for (k, st) in self.history.status.iter().enumerate() {
             out[7 + k] = st.code();
         }
-        // −G_T v at the converged state: the relative velocity itself (no restitution term).
+        // −G_T v at the converged state: the relative velocity itself (no restitution term),
+        // in the tangent frame of that state.
         let layout = Layout::new(self.geometry.node_kinds());
         let mut j = ContactJacobian::zeros();
-        self.geometry.jacobian(s.nodes, &mut j);
+        self.geometry.jacobian(s.nodes, s.nodes, &mut j);
         let slip = -(j.tangential * layout.velocity(s.nodes));
         out[11] = slip[0];
         out[12] = slip[1];

@@ -3,6 +3,7 @@
 pub mod element;
 pub mod kinematics;
 pub mod plane;
+pub mod spheres;
 
 pub use element::ContactElement;
 /// The contact laws of `saltus-core`, re-exported where the contact elements are.

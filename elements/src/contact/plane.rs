@@ -263,7 +263,7 @@ impl UnilateralContact for PlaneGeometry {
 
     /// `G_N = [Nᵀ, 0]`, `G_Tα = [−T_αᵀ, c_αᵀ R]`, `W_Tα = [0, T_αᵀ R]`, `W_N = [0, Nᵀ R]`
     /// (`ω = R Ω`).
-    fn jacobian(&self, nodes: &[NodeState], out: &mut ContactJacobian) {
+    fn jacobian(&self, nodes: &[NodeState], _prev: &[NodeState], out: &mut ContactJacobian) {
         for i in 0..3 {
             out.normal[i] = self.normal[i];
             out.tangential[(0, i)] = -self.t1[i];
@@ -467,6 +467,7 @@ mod tests {
             incr: &fx.incr,
             mult: &fx.mult,
             mult_smooth: &[],
+            admissible: true,
         };
         let gaps = if cx.level == Level::Position {
             position_gaps(e, &s)
@@ -563,6 +564,7 @@ mod tests {
                 incr: &[nalgebra::Vector6::zeros()],
                 mult: &[0.0; 3],
                 mult_smooth: &[],
+                admissible: true,
             };
             let g = position_gaps(&e, &s);
             worst = worst.max(g.g_t.norm()).max(g.g_n.abs());

@@ -337,6 +337,7 @@ fn nodal_load_residuals() {
         incr: &[Vector6::zeros()],
         mult: &[],
         mult_smooth: &[],
+        admissible: true,
     };
     let (r, h) = evaluate(&e, &cx, &s).unwrap();
     // −h λ (Rᵀm − m) with Rᵀ m = (0,2,0), m = (0,0,2).
@@ -372,6 +373,7 @@ fn residual(
         incr,
         mult: &[],
         mult_smooth: &[],
+        admissible: true,
     };
     evaluate(e, cx, &s).unwrap().0
 }

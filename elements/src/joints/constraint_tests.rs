@@ -97,6 +97,7 @@ fn outputs_fill_every_declared_channel() {
             incr: &fx.incr,
             mult: &fx.mult,
             mult_smooth: &fx.mult_smooth,
+            admissible: true,
         };
         e.level_converged(&cx, &s);
         let specs = e.outputs();

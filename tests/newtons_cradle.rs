@@ -1,0 +1,199 @@
+//! Multiple impacts within one step (`nsga.md` §9): Newton's cradle and the two-ball
+//! head-on collision, against their analytic results.
+//!
+//! Equal rigid spheres on the x axis, touching, no gravity, frictionless sphere–sphere
+//! contacts between neighbours; the first ball moves at `v₀ = 1 m/s`. With `e_N = 1` the
+//! sequence of impact problems transmits the impulse ball to ball within one step: the last
+//! ball leaves at `v₀` and the others stay at rest. With `e_N < 1` the result is the sequence
+//! of pairwise Newton impacts (each problem with the velocities the previous one left), which
+//! for equal masses has the closed form checked below. A single velocity problem with every
+//! closed contact (simultaneous impacts) gives neither.
+
+use saltus::elements::body::RigidBody;
+use saltus::elements::contact::spheres::SphereContact;
+use saltus::prelude::*;
+use saltus::solvers::ImpactSequence;
+
+const R: f64 = 0.05;
+const M: f64 = 0.2;
+const V0: f64 = 1.0;
+
+/// `n` touching balls along x, the first one moving at `V0`, contacts with restitution `e`.
+fn cradle(n: usize, e: f64) -> Model {
+    let mut model = Model::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let v = if i == 0 { V0 } else { 0.0 };
+        let id = model
+            .add_node(
+                NodeDef::frame(
+                    format!("ball{i}"),
+                    Vector3::new(2.0 * R * i as f64, 0.0, 0.0),
+                )
+                .velocity(Vector3::new(v, 0.0, 0.0)),
+            )
+            .unwrap();
+        model
+            .add_element(format!("body{i}"), RigidBody::sphere(id, M, R).unwrap())
+            .unwrap();
+        ids.push(id);
+    }
+    for i in 0..n - 1 {
+        let c = SphereContact::spheres(ids[i + 1], ids[i], R, R)
+            .unwrap()
+            .restitution(e, 0.0);
+        model.add_element(format!("contact{i}"), c).unwrap();
+    }
+    model
+}
+
+fn options(impacts: Option<ImpactSequence>) -> NsgaOptions {
+    NsgaOptions {
+        h: 1e-3,
+        t_end: 5e-3,
+        gravity: Vector3::zeros(),
+        impacts,
+        ..Default::default()
+    }
+}
+
+/// Final x velocities and the largest number of impact problems in a step.
+fn run(model: &mut Model, impacts: Option<ImpactSequence>) -> (Vec<f64>, usize) {
+    let mut solver = Nsga::new(model, options(impacts)).unwrap();
+    let mut most = 0;
+    while solver.time() < 5e-3 - 1e-12 {
+        let stats = solver.step(model).unwrap();
+        most = most.max(stats.stages()[2].solves);
+    }
+    (solver.nodes().iter().map(|s| s.v.x).collect(), most)
+}
+
+#[test]
+fn elastic_cradle_transmits_the_velocity_to_the_last_ball() {
+    for n in [3, 5, 50] {
+        let mut model = cradle(n, 1.0);
+        let (v, problems) = run(&mut model, Some(ImpactSequence::default()));
+        // The impulse passes contact by contact: n − 1 impact problems in the impact step.
+        assert_eq!(problems, n - 1, "N = {n}");
+        // Each problem is linear (μ = 0) and solved exactly; 1e-8 m/s (the bound) is
+        // far above the round-off of n − 1 chained solves.
+        for (i, vi) in v.iter().enumerate().take(n - 1) {
+            assert!(vi.abs() < 1e-8, "N = {n}: ball {i} at {vi} m/s");
+        }
+        assert!(
+            (v[n - 1] - V0).abs() < 1e-8,
+            "N = {n}: last at {}",
+            v[n - 1]
+        );
+    }
+}
+
+#[test]
+fn inelastic_cradle_gives_the_sequential_impact_result() {
+    // Three balls, e < 1: impacts 1–2, 2–3, 1–2, then nothing approaches. For equal masses a
+    // pairwise impact maps the velocities (a, b) to ((a + b)/2 ∓ e (a − b)/2), so (v₀ = 1)
+    //   after 1–2: ((1 − e)/2, (1 + e)/2, 0)
+    //   after 2–3: ((1 − e)/2, (1 − e²)/4, (1 + e)²/4)
+    //   after 1–2: v₁,₂ = (s ∓ e w)/2 with s, w the sum and difference of the two above.
+    for e in [0.5, 0.8, 0.9] {
+        let mut model = cradle(3, e);
+        let (v, problems) = run(&mut model, Some(ImpactSequence::default()));
+        let (a, b) = ((1.0 - e) / 2.0, (1.0 - e * e) / 4.0);
+        let (s, w) = (a + b, a - b);
+        let expected = [
+            (s - e * w) / 2.0,
+            (s + e * w) / 2.0,
+            (1.0 + e) * (1.0 + e) / 4.0,
+        ];
+        assert_eq!(problems, 3, "e = {e}");
+        for i in 0..3 {
+            // Linear problems, but the Newton stops at its tolerance (1e-8 relative to the
+            // impulses' size m v₀; the multiplier block is regularized, so one iteration is
+            // not exact): 1e-8 v₀ bounds the error (observed ≈ 1e-10).
+            assert!(
+                (v[i] - expected[i] * V0).abs() < 1e-8 * V0,
+                "e = {e}: ball {i}: {} vs {}",
+                v[i],
+                expected[i]
+            );
+        }
+        // Momentum is conserved by every impact problem.
+        assert!((v.iter().sum::<f64>() - V0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn simultaneous_impacts_do_not_give_the_cradle() {
+    // One velocity problem with every closed contact (no sequence): the impulse is shared
+    // by the chain instead of passed along it.
+    let mut model = cradle(3, 1.0);
+    let (v, problems) = run(&mut model, None);
+    assert_eq!(problems, 1);
+    assert!(v[0].abs() > 0.1 || (v[2] - V0).abs() > 0.1, "{v:?}");
+    assert!((v.iter().sum::<f64>() - V0).abs() < 1e-12);
+}
+
+#[test]
+fn head_on_collision_of_two_balls() {
+    // Unequal balls approaching each other across a gap: one impact problem, velocities of the
+    // Newton impact law with momentum conservation,
+    //   v₁' = (m₁u₁ + m₂u₂ − m₂ e (u₁ − u₂))/(m₁ + m₂),
+    //   v₂' = (m₁u₁ + m₂u₂ + m₁ e (u₁ − u₂))/(m₁ + m₂).
+    let (m1, m2, r1, r2) = (0.3, 0.7, 0.04, 0.06);
+    let (u1, u2, e) = (2.0, -0.5, 0.7);
+    let mut model = Model::new();
+    let a = model
+        .add_node(NodeDef::frame("a", Vector3::zeros()).velocity(Vector3::new(u1, 0.0, 0.0)))
+        .unwrap();
+    let gap = 0.0123;
+    let b = model
+        .add_node(
+            NodeDef::frame("b", Vector3::new(r1 + r2 + gap, 0.0, 0.0))
+                .velocity(Vector3::new(u2, 0.0, 0.0)),
+        )
+        .unwrap();
+    model
+        .add_element("body_a", RigidBody::sphere(a, m1, r1).unwrap())
+        .unwrap();
+    model
+        .add_element("body_b", RigidBody::sphere(b, m2, r2).unwrap())
+        .unwrap();
+    model
+        .add_element(
+            "contact",
+            SphereContact::spheres(b, a, r2, r1)
+                .unwrap()
+                .restitution(e, 0.0),
+        )
+        .unwrap();
+    let mut solver = Nsga::new(
+        &mut model,
+        NsgaOptions {
+            h: 1e-3,
+            t_end: 0.02,
+            gravity: Vector3::zeros(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut impacts = 0;
+    while solver.time() < 0.02 - 1e-12 {
+        let stats = solver.step(&mut model).unwrap();
+        if stats.stages()[2].solves > 1 {
+            impacts += 1;
+        }
+    }
+    let p = m1 * u1 + m2 * u2;
+    let v1 = (p - m2 * e * (u1 - u2)) / (m1 + m2);
+    let v2 = (p + m1 * e * (u1 - u2)) / (m1 + m2);
+    let s = solver.nodes();
+    // One linear impact problem solved to the Newton tolerance (1e-8 relative, see above):
+    // 1e-8 of the relative speed (observed ≈ 1e-10).
+    let tol = 1e-8 * (u1 - u2);
+    assert!((s[0].v.x - v1).abs() < tol, "{} vs {v1}", s[0].v.x);
+    assert!((s[1].v.x - v2).abs() < tol, "{} vs {v2}", s[1].v.x);
+    // Equal and opposite impulses: momentum to round-off.
+    assert!((m1 * s[0].v.x + m2 * s[1].v.x - p).abs() < 1e-14);
+    // One problem per step: the sequence ends at once after it.
+    assert_eq!(impacts, 0);
+}
