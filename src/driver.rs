@@ -1,8 +1,9 @@
 //! What the `saltus` program does, as a library: load a model, integrate it with NSGA and
 //! write HDF5 results, with a progress bar and a one-line summary.
 
+use saltus_io::model_file::ImpactMode;
 use saltus_io::{load_model, parse_str, Format, Hdf5Sink, IoError, ModelFile, SimulationSettings};
-use saltus_solvers::{Nsga, NsgaOptions, RunSummary, SolveError};
+use saltus_solvers::{ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -108,6 +109,13 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
         output_every: sim.output_every,
         jacobian_reuse: (sim.jacobian_reuse > 0.0).then_some(sim.jacobian_reuse),
         threads: req.threads.unwrap_or(0),
+        impacts: match sim.impacts {
+            ImpactMode::Sequence => Some(ImpactSequence {
+                tolerance: sim.impact_tolerance,
+                max_problems: sim.max_impact_problems,
+            }),
+            ImpactMode::Simultaneous => None,
+        },
         ..NsgaOptions::default()
     }
 }

@@ -45,6 +45,55 @@ fn built_in_default_model_parses() {
     assert_eq!(file.model.nodes().len(), 4);
 }
 
+/// `[simulation] impacts`, `impact_tolerance`, `max_impact_problems`: the model-file defaults
+/// are the solver's, each value reaches the solver, bad values are refused by name.
+#[test]
+fn impact_settings_reach_the_solver() {
+    use saltus::io::model_file::{
+        ImpactMode, SimulationSettings, DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS,
+    };
+    use saltus::solvers::{ImpactSequence, DEFAULT_IMPACT_TOLERANCE as TOL};
+    assert_eq!(DEFAULT_IMPACT_TOLERANCE, TOL);
+    assert_eq!(
+        DEFAULT_MAX_IMPACT_PROBLEMS,
+        saltus::solvers::DEFAULT_MAX_IMPACT_PROBLEMS
+    );
+    let options =
+        |sim: SimulationSettings| saltus::driver::nsga_options(&sim, &Default::default()).impacts;
+    assert_eq!(
+        options(SimulationSettings::default()),
+        Some(ImpactSequence::default())
+    );
+    let custom = SimulationSettings {
+        impact_tolerance: 1e-4,
+        max_impact_problems: 7,
+        ..Default::default()
+    };
+    assert_eq!(
+        options(custom),
+        Some(ImpactSequence {
+            tolerance: 1e-4,
+            max_problems: 7
+        })
+    );
+    let simultaneous = SimulationSettings {
+        impacts: ImpactMode::Simultaneous,
+        ..Default::default()
+    };
+    assert_eq!(options(simultaneous), None);
+    // Parsed from a file, with the key named in errors.
+    let node = "[[nodes]]\nname = \"a\"\nkind = \"frame\"\nposition = [0.0, 0.0, 0.0]\n";
+    let text = format!("[simulation]\nimpacts = \"simultaneous\"\nimpact_tolerance = 1e-5\n{node}");
+    let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
+    assert_eq!(file.simulation.impacts, ImpactMode::Simultaneous);
+    let bad = format!("[simulation]\nimpact_tolerance = -1.0\n{node}");
+    let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
+    assert!(err.to_string().contains("impact_tolerance"), "{err}");
+    let bad = format!("[simulation]\nimpacts = \"sometimes\"\n{node}");
+    let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
+    assert!(err.to_string().contains("impacts"), "{err}");
+}
+
 /// `[simulation] jacobian_reuse`: the model-file default is the solver's, 0 selects full Newton,
 /// any other value is the solver's contraction factor.
 #[test]

@@ -57,24 +57,30 @@ fn options(impacts: Option<ImpactSequence>) -> NsgaOptions {
     }
 }
 
-/// Final x velocities and the largest number of impact problems in a step.
-fn run(model: &mut Model, impacts: Option<ImpactSequence>) -> (Vec<f64>, usize) {
+/// Final x velocities, the largest number of impact problems in a step and the contacts
+/// closed in that step.
+fn run(model: &mut Model, impacts: Option<ImpactSequence>) -> (Vec<f64>, usize, usize) {
     let mut solver = Nsga::new(model, options(impacts)).unwrap();
-    let mut most = 0;
+    let (mut most, mut closed) = (0, 0);
     while solver.time() < 5e-3 - 1e-12 {
         let stats = solver.step(model).unwrap();
-        most = most.max(stats.stages()[2].solves);
+        if stats.stages()[2].solves > most {
+            most = stats.stages()[2].solves;
+            closed = stats.active_contacts;
+        }
     }
-    (solver.nodes().iter().map(|s| s.v.x).collect(), most)
+    (solver.nodes().iter().map(|s| s.v.x).collect(), most, closed)
 }
 
 #[test]
 fn elastic_cradle_transmits_the_velocity_to_the_last_ball() {
     for n in [3, 5, 50] {
         let mut model = cradle(n, 1.0);
-        let (v, problems) = run(&mut model, Some(ImpactSequence::default()));
-        // The impulse passes contact by contact: n − 1 impact problems in the impact step.
+        let (v, problems, closed) = run(&mut model, Some(ImpactSequence::default()));
+        // The impulse passes contact by contact: n − 1 impact problems in the impact step,
+        // where the position correction (ball 1 pushed into the chain) closed every contact.
         assert_eq!(problems, n - 1, "N = {n}");
+        assert_eq!(closed, n - 1, "N = {n}");
         // Each problem is linear (μ = 0) and solved exactly; 1e-8 m/s (the bound) is
         // far above the round-off of n − 1 chained solves.
         for (i, vi) in v.iter().enumerate().take(n - 1) {
@@ -97,7 +103,7 @@ fn inelastic_cradle_gives_the_sequential_impact_result() {
     //   after 1–2: v₁,₂ = (s ∓ e w)/2 with s, w the sum and difference of the two above.
     for e in [0.5, 0.8, 0.9] {
         let mut model = cradle(3, e);
-        let (v, problems) = run(&mut model, Some(ImpactSequence::default()));
+        let (v, problems, _) = run(&mut model, Some(ImpactSequence::default()));
         let (a, b) = ((1.0 - e) / 2.0, (1.0 - e * e) / 4.0);
         let (s, w) = (a + b, a - b);
         let expected = [
@@ -127,7 +133,7 @@ fn simultaneous_impacts_do_not_give_the_cradle() {
     // One velocity problem with every closed contact (no sequence): the impulse is shared
     // by the chain instead of passed along it.
     let mut model = cradle(3, 1.0);
-    let (v, problems) = run(&mut model, None);
+    let (v, problems, _) = run(&mut model, None);
     assert_eq!(problems, 1);
     assert!(v[0].abs() > 0.1 || (v[2] - V0).abs() > 0.1, "{v:?}");
     assert!((v.iter().sum::<f64>() - V0).abs() < 1e-12);

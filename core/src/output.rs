@@ -93,6 +93,8 @@ pub struct StepStats {
     n_stages: usize,
     /// Step size actually used \[s\] (smaller than the nominal one after step halving).
     pub h: f64,
+    /// Contacts closed at position level in this step (the position active set).
+    pub active_contacts: usize,
 }
 
 impl StepStats {

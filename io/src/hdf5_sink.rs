@@ -17,6 +17,8 @@
 //! | `/solver/stages` | `[S]` | variable-length UTF-8 (NSGA: smooth, position, velocity) | – |
 //! | `/solver/iterations` | `[n, S]` | u64, one column per stage | – |
 //! | `/solver/line_search` | `[n, S]` | u64, one column per stage | – |
+//! | `/solver/solves` | `[n, S]` | u64, one column per stage (velocity: impact problems) | – |
+//! | `/solver/active_contacts` | `[n]` | u64 | – |
 //! | `/solver/residual` | `[n, S]` | f64, one column per stage | – |
 //! | `/solver/h` | `[n]` | f64 | s |
 //! | `/solver` attributes | scalar | bool, i64, f64, UTF-8 | run-level results ([`ResultSink::solver_attributes`]) |
@@ -87,6 +89,8 @@ macro_rules! each_series {
         $d.angular_velocity.$($call)*;
         $d.iterations.$($call)*;
         $d.backtracks.$($call)*;
+        $d.solves.$($call)*;
+        $d.active_contacts.$($call)*;
         $d.residual.$($call)*;
         $d.h.$($call)*;
         $d.kinetic.$($call)*;
@@ -105,6 +109,8 @@ struct Datasets {
     angular_velocity: Column<f64>,
     iterations: Column<u64>,
     backtracks: Column<u64>,
+    solves: Column<u64>,
+    active_contacts: Column<u64>,
     residual: Column<f64>,
     h: Column<f64>,
     kinetic: Column<f64>,
@@ -146,6 +152,8 @@ impl Datasets {
             .extend((0..ns).map(|i| col(i).iterations as u64));
         self.backtracks
             .extend((0..ns).map(|i| col(i).backtracks as u64));
+        self.solves.extend((0..ns).map(|i| col(i).solves as u64));
+        self.active_contacts.push(&[r.stats.active_contacts as u64]);
         self.residual.extend((0..ns).map(|i| col(i).residual));
         self.h.push(&[r.stats.h]);
         self.kinetic.push(&[r.energy.kinetic]);
@@ -512,6 +520,24 @@ impl Hdf5Sink {
             "1",
             &format!("line-search backtracks per stage ({columns})"),
         )?;
+        let solves = self.series::<u64>(
+            &solver,
+            "/solver",
+            "solves",
+            &[n_stages],
+            "1",
+            &format!(
+                "solves per stage, e.g. the impact problems of the velocity stage ({columns})"
+            ),
+        )?;
+        let active_contacts = self.series::<u64>(
+            &solver,
+            "/solver",
+            "active_contacts",
+            &[],
+            "1",
+            "contacts closed at position level (in the position active set)",
+        )?;
         let residual = s(
             &solver,
             "/solver",
@@ -589,6 +615,8 @@ impl Hdf5Sink {
             angular_velocity.row_bytes(),
             iterations.row_bytes(),
             backtracks.row_bytes(),
+            solves.row_bytes(),
+            active_contacts.row_bytes(),
             residual.row_bytes(),
             h.row_bytes(),
             kinetic.row_bytes(),
@@ -609,6 +637,8 @@ impl Hdf5Sink {
             angular_velocity,
             iterations,
             backtracks,
+            solves,
+            active_contacts,
             residual,
             h,
             kinetic,

@@ -650,6 +650,12 @@ impl Nsga {
 
         // Stage 2: position correction, q = q̃ ⊕ U, v = ṽ.
         self.correction(model, Level::Position, h, t, step, update_position_states)?;
+        self.stats.active_contacts = model
+            .elements()
+            .iter()
+            .filter_map(|e| e.as_contact())
+            .filter(|c| c.history.closed)
+            .count();
         // Stage 3: velocity jump, q frozen, v = ṽ + W (a sequence of impact problems).
         let jump = self.velocity_jump(model, h, t, step);
         self.state.pre_impact_active = false;

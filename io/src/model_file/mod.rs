@@ -139,7 +139,37 @@ pub struct SimulationSettings {
     /// Newton (a fresh matrix at every iteration, e.g. to compare iteration counts with the
     /// thesis). Default [`DEFAULT_JACOBIAN_REUSE`].
     pub jacobian_reuse: f64,
+    /// How the velocity stage treats several impacts in one step: `"sequence"` (default: the
+    /// multiple-impact sequence of `nsga.md` §9 — a Newton's cradle passes the impulse ball to
+    /// ball) or `"simultaneous"` (one velocity problem with every closed contact).
+    pub impacts: ImpactMode,
+    /// Admissibility tolerance `tol_v` \[m/s\] of the impact sequence: a closed contact takes
+    /// part in an impact problem only if it approaches faster. Default
+    /// [`DEFAULT_IMPACT_TOLERANCE`]. Must be finite and > 0.
+    pub impact_tolerance: f64,
+    /// Safety cap on the impact problems of one step [-]. Default
+    /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
+    pub max_impact_problems: usize,
 }
+
+/// [`SimulationSettings::impacts`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImpactMode {
+    /// The multiple-impact sequence (`nsga.md` §9).
+    #[default]
+    Sequence,
+    /// One velocity problem with every closed contact.
+    Simultaneous,
+}
+
+/// Default of [`SimulationSettings::impact_tolerance`] \[m/s\] (the solver's,
+/// `saltus_solvers::nsga::DEFAULT_IMPACT_TOLERANCE`; `tests/models.rs` checks they agree).
+pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
+
+/// Default of [`SimulationSettings::max_impact_problems`] (the solver's,
+/// `saltus_solvers::nsga::DEFAULT_MAX_IMPACT_PROBLEMS`).
+pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
 /// Default of [`SimulationSettings::jacobian_reuse`]: the solver's default modified Newton
 /// factor (`saltus_solvers::nsga::DEFAULT_JACOBIAN_REUSE`; `tests/models.rs` checks they agree).
@@ -158,6 +188,9 @@ impl Default for SimulationSettings {
             adaptive: false,
             output_every: 1,
             jacobian_reuse: DEFAULT_JACOBIAN_REUSE,
+            impacts: ImpactMode::Sequence,
+            impact_tolerance: DEFAULT_IMPACT_TOLERANCE,
+            max_impact_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
         }
     }
 }
@@ -173,7 +206,7 @@ pub struct InvalidSetting {
 }
 
 impl SimulationSettings {
-    /// Check the values: `t_end`, `h`, `tol` finite and > 0, `rho_inf` in `[0, 1]`, gravity
+    /// Check the values: `t_end`, `h`, `tol`, `impact_tolerance` finite and > 0, `rho_inf` in `[0, 1]`, gravity
     /// finite, `max_iterations` and `output_every` ≥ 1, `jacobian_reuse` in `[0, 1)`, `output`
     /// non-empty if given.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
@@ -190,6 +223,13 @@ impl SimulationSettings {
         positive("t_end", self.t_end)?;
         positive("h", self.h)?;
         positive("tol", self.tol)?;
+        positive("impact_tolerance", self.impact_tolerance)?;
+        if self.max_impact_problems == 0 {
+            return Err(InvalidSetting {
+                parameter: "max_impact_problems",
+                message: "must be >= 1, got 0".into(),
+            });
+        }
         if !(0.0..=1.0).contains(&self.rho_inf) {
             return Err(InvalidSetting {
                 parameter: "rho_inf",

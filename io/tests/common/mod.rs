@@ -78,9 +78,10 @@ pub fn stats(k: usize) -> StepStats {
         st.iterations = iterations[i];
         st.residual = residual[i];
         st.backtracks = backtracks[i];
-        st.solves = 1;
+        st.solves = [1, 1, 1 + k % 4][i];
     }
     s.h = 1e-3 / (1 + k % 2) as f64;
+    s.active_contacts = k % 5;
     s
 }
 
@@ -270,6 +271,13 @@ pub fn check_file(path: &std::path::Path, n: usize) {
         .read_raw()
         .unwrap();
     let tot: Vec<f64> = file.dataset("energy/total").unwrap().read_raw().unwrap();
+    let solves: Vec<u64> = file.dataset("solver/solves").unwrap().read_raw().unwrap();
+    let active: Vec<u64> = file
+        .dataset("solver/active_contacts")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    assert_eq!((solves.len(), active.len()), (3 * n, n));
     assert_eq!(h.len(), n);
     assert_eq!((bt.len(), res.len()), (3 * n, 3 * n));
     assert_eq!((kin.len(), pot.len(), tot.len()), (n, n, n));
@@ -283,6 +291,9 @@ pub fn check_file(path: &std::path::Path, n: usize) {
         assert_eq!(&it[3 * k..3 * k + 3], &its[..]);
         assert_eq!(&res[3 * k..3 * k + 3], &ress[..]);
         assert_eq!(&bt[3 * k..3 * k + 3], &bts[..]);
+        let sol: Vec<u64> = (0..3).map(|i| col(i).solves as u64).collect();
+        assert_eq!(&solves[3 * k..3 * k + 3], &sol[..]);
+        assert_eq!(active[k], s.active_contacts as u64);
         assert_eq!(h[k], s.h);
         let e = energy(k);
         assert_eq!(
