@@ -23,7 +23,7 @@ pub use element::{
     Element, ElementError, Energy, InertiaTerm, Level, Levels, LocalState, LocalSystem, OutputSpec,
     OutputState, StageMotion, StepCx,
 };
-pub use model::{BuildError, ElementId, Model};
+pub use model::{BuildError, Detector, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};
 pub use output::{
     AttributeValue, ContactRow, MemorySink, OutputLayout, ResultSink, SinkError, StageStep,

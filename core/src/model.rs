@@ -123,6 +123,23 @@ pub enum BuildError {
     Model(String),
 }
 
+/// Adds and removes elements between steps from the converged node states, e.g. the contact
+/// elements of a broad-phase contact detection. Integrators run every detector of the model
+/// before each step ([`Model::run_detectors`]); elements that stay keep their history.
+pub trait Detector: Send + Sync + std::fmt::Debug {
+    /// Name for messages (e.g. the contact group).
+    fn name(&self) -> &str;
+    /// Update the model's elements for the node states `nodes` at time `t` \[s\], before a
+    /// step of size `h` \[s\].
+    fn update(
+        &mut self,
+        model: &mut Model,
+        t: f64,
+        h: f64,
+        nodes: &[NodeState],
+    ) -> Result<(), BuildError>;
+}
+
 /// Nodes and elements of a mechanism.
 #[derive(Debug, Default)]
 pub struct Model {
@@ -137,6 +154,7 @@ pub struct Model {
     topology: u64,
     node_names: HashSet<String>,
     element_name_set: HashSet<String>,
+    detectors: Vec<Box<dyn Detector>>,
 }
 
 impl NodeDef {
@@ -193,6 +211,32 @@ impl Model {
     /// An empty model.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Add a detector run before every step ([`Detector`]).
+    pub fn add_detector(&mut self, detector: impl Detector + 'static) {
+        self.detectors.push(Box::new(detector));
+    }
+
+    /// The model's detectors.
+    pub fn detectors(&self) -> &[Box<dyn Detector>] {
+        &self.detectors
+    }
+
+    /// Run every detector for the node states `nodes` at `t` before a step of size `h`
+    /// (in the order they were added). An error names the detector.
+    pub fn run_detectors(&mut self, t: f64, h: f64, nodes: &[NodeState]) -> Result<(), BuildError> {
+        if self.detectors.is_empty() {
+            return Ok(());
+        }
+        let mut detectors = std::mem::take(&mut self.detectors);
+        let result = detectors
+            .iter_mut()
+            .try_for_each(|d| d.update(self, t, h, nodes));
+        // Detectors added by a detector (none expected) come after the existing ones.
+        detectors.append(&mut self.detectors);
+        self.detectors = detectors;
+        result
     }
 
     /// Add a node; errors on a duplicate name or a non-finite initial state.

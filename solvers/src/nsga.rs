@@ -928,8 +928,10 @@ impl Nsga {
         self.summary.topology_changes
     }
 
-    /// Run the pre-step hook and rebuild the stages if the element set changed.
+    /// Run the model's detectors and the pre-step hook, and rebuild the stages if the element
+    /// set changed.
     fn prepare(&mut self, model: &mut Model) -> Result<(), SolveError> {
+        model.run_detectors(self.t, self.opts.h, &self.state.prev)?;
         if let Some(hook) = self.pre_step.as_mut() {
             hook(model, self.t, &self.state.prev)?;
         }

@@ -1,6 +1,7 @@
 //! Frictional unilateral contacts (spec nsga.md §8, contact-elements.md).
 
 pub mod element;
+pub mod group;
 pub mod kinematics;
 pub mod plane;
 pub mod spheres;

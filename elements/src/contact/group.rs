@@ -1,0 +1,494 @@
+//! Contact groups: run-time contact detection that creates and removes sphere–sphere and
+//! sphere–plane contact elements between steps (a [`Detector`] of the model).
+//!
+//! A group declares which bodies may touch and with what law, not the pairs: its member
+//! spheres (frame nodes with radii) touch each other (unless `self_contact` is off) and the
+//! group's fixed planes, all with one [`ContactLaw`]. Before every step the broad phase finds
+//! the pairs whose gap is below the creation threshold `margin + 2h(|v_a| + |v_b|)` and adds a
+//! contact element for each new one; an element whose gap exceeds the keeping threshold
+//! `2 margin + 4h(|v_a| + |v_b|)` is removed (the hysteresis avoids creating and removing the
+//! same contact on alternate steps; the velocity terms make sure a contact exists before two
+//! bodies can meet within the step). Contacts closed at position level are never removed
+//! while they are within the threshold, so a removed element carries no history worth keeping.
+//!
+//! Broad phase: an R*-tree of the sphere centres (`rstar`, bulk-loaded per step) queried with
+//! each sphere's reach, so a model of `N` spheres costs `O(N log N)` per step instead of the
+//! `N²/2` candidate pairs. Planes are checked against every member (their count is small).
+//! Two groups may share members, e.g. ball–ball with one law and ball–cloth with another.
+
+use super::plane::PlaneContact;
+use super::spheres::SphereContact;
+use nalgebra::Vector3;
+use rstar::primitives::GeomWithData;
+use rstar::RTree;
+use saltus_core::contact::ContactLaw;
+use saltus_core::registry::{CompositeDef, CompositeError};
+use saltus_core::{
+    BuildError, Detector, ElementDef, ElementId, Model, NodeId, NodeKind, NodeState,
+};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A fixed plane of a group: a point \[m\] and the unit normal pointing to the admissible side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupPlane {
+    /// A point of the plane \[m\].
+    pub point: Vector3<f64>,
+    /// Unit normal.
+    pub normal: Vector3<f64>,
+}
+
+/// What a detected contact is between: two members `(i, j)`, `i < j`, or member `i` and plane
+/// `p`. Ordered, so contacts are created and removed in a deterministic order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Pair {
+    Spheres(u32, u32),
+    Plane(u32, u32),
+}
+
+/// A contact group (module docs). Build with [`ContactGroup::new`] and the builder methods,
+/// add with [`Model::add_detector`].
+#[derive(Clone, Debug)]
+pub struct ContactGroup {
+    name: String,
+    members: Vec<(NodeId, f64)>,
+    planes: Vec<GroupPlane>,
+    self_contact: bool,
+    law: ContactLaw,
+    margin: Option<f64>,
+    /// The contact elements the group has in the model.
+    contacts: BTreeMap<Pair, ElementId>,
+    created: usize,
+    removed: usize,
+    /// [`ContactGroup::validate`] passed (checked at the first update).
+    validated: bool,
+}
+
+/// Default detection margin as a fraction of the smallest member radius.
+pub const DEFAULT_MARGIN_FRACTION: f64 = 0.05;
+
+impl ContactGroup {
+    /// An empty group named `name` (prefix of its contact elements' names), self contact on,
+    /// frictionless and plastic until set.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            members: Vec::new(),
+            planes: Vec::new(),
+            self_contact: true,
+            law: ContactLaw::default(),
+            margin: None,
+            contacts: BTreeMap::new(),
+            created: 0,
+            removed: 0,
+            validated: false,
+        }
+    }
+
+    /// Add a member sphere of radius `radius` \[m\] centred on frame node `node`.
+    pub fn sphere(mut self, node: NodeId, radius: f64) -> Self {
+        self.members.push((node, radius));
+        self
+    }
+
+    /// Add member spheres of the same radius \[m\].
+    pub fn spheres(mut self, nodes: &[NodeId], radius: f64) -> Self {
+        self.members.extend(nodes.iter().map(|n| (*n, radius)));
+        self
+    }
+
+    /// Add a fixed plane through `point` \[m\] with normal `normal` (normalized).
+    pub fn plane(mut self, point: Vector3<f64>, normal: Vector3<f64>) -> Self {
+        self.planes.push(GroupPlane { point, normal });
+        self
+    }
+
+    /// Whether members touch each other (default true; off for a group of planes only).
+    pub fn self_contact(mut self, on: bool) -> Self {
+        self.self_contact = on;
+        self
+    }
+
+    /// Coulomb friction coefficient `μ ≥ 0`.
+    pub fn friction(mut self, mu: f64) -> Self {
+        self.law.friction = mu;
+        self
+    }
+
+    /// Normal and tangential restitution `e_N ∈ [0, 1]`, `e_T ∈ [−1, 1]`.
+    pub fn restitution(mut self, e_n: f64, e_t: f64) -> Self {
+        self.law.restitution = e_n;
+        self.law.tangential_restitution = e_t;
+        self
+    }
+
+    /// Rolling and spinning resistance lengths `ρ`, `γ_s` \[m\].
+    pub fn resistance(mut self, rolling: f64, spinning: f64) -> Self {
+        self.law.rolling_resistance = rolling;
+        self.law.spinning_resistance = spinning;
+        self
+    }
+
+    /// Detection margin \[m\] (≥ 0); default [`DEFAULT_MARGIN_FRACTION`] of the smallest radius.
+    pub fn margin(mut self, margin: f64) -> Self {
+        self.margin = Some(margin);
+        self
+    }
+
+    /// The group's name.
+    pub fn group_name(&self) -> &str {
+        &self.name
+    }
+
+    /// Contact elements the group has in the model now.
+    pub fn contact_count(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// Contact elements created and removed so far.
+    pub fn churn(&self) -> (usize, usize) {
+        (self.created, self.removed)
+    }
+
+    /// Check the data against `model` (members are distinct frame nodes of the model, radii
+    /// and margin valid, law in range); errors name the group and the parameter.
+    pub fn validate(&self, model: &Model) -> Result<(), BuildError> {
+        let bad = |parameter: &str, message: String| BuildError::InvalidParameter {
+            element: format!("contact group `{}`", self.name),
+            parameter: parameter.into(),
+            message,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (node, r) in &self.members {
+            let Some(def) = model.nodes().get(node.index()) else {
+                return Err(bad("nodes", format!("unknown node index {}", node.index())));
+            };
+            if def.kind != NodeKind::Frame {
+                return Err(bad(
+                    "nodes",
+                    format!("node `{}` must be a frame node (spheres rotate)", def.name),
+                ));
+            }
+            if !seen.insert(*node) {
+                return Err(bad("nodes", format!("node `{}` is listed twice", def.name)));
+            }
+            if !(r.is_finite() && *r > 0.0) {
+                return Err(bad(
+                    "radius",
+                    format!("must be finite and > 0, got {r} (node `{}`)", def.name),
+                ));
+            }
+        }
+        for p in &self.planes {
+            let n = p.normal.norm();
+            if !(p.point.iter().all(|x| x.is_finite()) && n.is_finite() && n > 1e-12) {
+                return Err(bad(
+                    "planes",
+                    format!(
+                        "a plane needs a finite point and a finite non-zero normal, got {:?}, {:?}",
+                        p.point, p.normal
+                    ),
+                ));
+            }
+        }
+        if let Some(m) = self.margin {
+            if !(m.is_finite() && m >= 0.0) {
+                return Err(bad("margin", format!("must be finite and >= 0, got {m}")));
+            }
+        }
+        let l = &self.law;
+        for (name, v) in [
+            ("friction", l.friction),
+            ("rolling_resistance", l.rolling_resistance),
+            ("spinning_resistance", l.spinning_resistance),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(name, format!("must be finite and >= 0, got {v}")));
+            }
+        }
+        if !(0.0..=1.0).contains(&l.restitution) {
+            return Err(bad(
+                "restitution",
+                format!("must be in [0, 1], got {}", l.restitution),
+            ));
+        }
+        if !(-1.0..=1.0).contains(&l.tangential_restitution) {
+            return Err(bad(
+                "tangential_restitution",
+                format!("must be in [-1, 1], got {}", l.tangential_restitution),
+            ));
+        }
+        Ok(())
+    }
+
+    fn margin_value(&self) -> f64 {
+        self.margin.unwrap_or_else(|| {
+            DEFAULT_MARGIN_FRACTION
+                * self
+                    .members
+                    .iter()
+                    .map(|m| m.1)
+                    .fold(f64::INFINITY, f64::min)
+        })
+    }
+
+    /// The pairs that should have a contact element at the node states `nodes`, before a step
+    /// of size `h` (module docs: creation and keeping thresholds).
+    fn wanted(&self, h: f64, nodes: &[NodeState]) -> Vec<Pair> {
+        let margin = self.margin_value();
+        let speed = |i: usize| nodes[self.members[i].0.index()].v.norm();
+        let centre = |i: usize| nodes[self.members[i].0.index()].x;
+        let threshold = |pair: Pair, reach: f64| {
+            if self.contacts.contains_key(&pair) {
+                2.0 * margin + 4.0 * h * reach
+            } else {
+                margin + 2.0 * h * reach
+            }
+        };
+        let mut out = Vec::new();
+        let n = self.members.len();
+        if self.self_contact && n > 1 {
+            let points: Vec<GeomWithData<[f64; 3], usize>> = (0..n)
+                .map(|i| GeomWithData::new(centre(i).into(), i))
+                .collect();
+            let tree = RTree::bulk_load(points);
+            let r_max = self.members.iter().map(|m| m.1).fold(0.0, f64::max);
+            let v_max = (0..n).map(speed).fold(0.0, f64::max);
+            for i in 0..n {
+                let (r_i, v_i) = (self.members[i].1, speed(i));
+                // Reach of sphere i: no partner can be farther than this and still qualify.
+                let reach = r_i + r_max + 2.0 * margin + 4.0 * h * (v_i + v_max);
+                let x_i: [f64; 3] = centre(i).into();
+                for other in tree.locate_within_distance(x_i, reach * reach) {
+                    let j = other.data;
+                    if j <= i {
+                        continue;
+                    }
+                    let pair = Pair::Spheres(i as u32, j as u32);
+                    let gap = (centre(i) - centre(j)).norm() - r_i - self.members[j].1;
+                    if gap < threshold(pair, v_i + speed(j)) {
+                        out.push(pair);
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            for (p, plane) in self.planes.iter().enumerate() {
+                let normal = plane.normal.normalize();
+                let gap = normal.dot(&(centre(i) - plane.point)) - self.members[i].1;
+                let pair = Pair::Plane(i as u32, p as u32);
+                if gap < threshold(pair, speed(i)) {
+                    out.push(pair);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The contact element of `pair`, with its name.
+    fn element(&self, model: &Model, pair: Pair) -> Result<(String, ContactKind), BuildError> {
+        let node_name = |i: u32| &model.nodes()[self.members[i as usize].0.index()].name;
+        let law = &self.law;
+        match pair {
+            Pair::Spheres(i, j) => {
+                let (a, ra) = self.members[i as usize];
+                let (b, rb) = self.members[j as usize];
+                let c = SphereContact::spheres(a, b, ra, rb)?
+                    .friction(law.friction)
+                    .restitution(law.restitution, law.tangential_restitution)
+                    .resistance(law.rolling_resistance, law.spinning_resistance);
+                Ok((
+                    format!("{}:{}-{}", self.name, node_name(i), node_name(j)),
+                    ContactKind::Spheres(c),
+                ))
+            }
+            Pair::Plane(i, p) => {
+                let (a, ra) = self.members[i as usize];
+                let plane = self.planes[p as usize];
+                let c = PlaneContact::sphere(a, ra, plane.point, plane.normal)?
+                    .friction(law.friction)
+                    .restitution(law.restitution, law.tangential_restitution)
+                    .resistance(law.rolling_resistance, law.spinning_resistance);
+                Ok((
+                    format!("{}:{}-plane{}", self.name, node_name(i), p + 1),
+                    ContactKind::Plane(c),
+                ))
+            }
+        }
+    }
+}
+
+enum ContactKind {
+    Spheres(SphereContact),
+    Plane(PlaneContact),
+}
+
+impl Detector for ContactGroup {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn update(
+        &mut self,
+        model: &mut Model,
+        _t: f64,
+        h: f64,
+        nodes: &[NodeState],
+    ) -> Result<(), BuildError> {
+        if !self.validated {
+            self.validate(model)?;
+            self.validated = true;
+        }
+        let wanted = self.wanted(h, nodes);
+        // Remove the contacts no longer wanted (both lists are sorted).
+        let stale: Vec<Pair> = self
+            .contacts
+            .keys()
+            .filter(|p| wanted.binary_search(p).is_err())
+            .copied()
+            .collect();
+        for pair in stale {
+            if let Some(id) = self.contacts.remove(&pair) {
+                model.remove_element(id)?;
+                self.removed += 1;
+            }
+        }
+        for pair in wanted {
+            if self.contacts.contains_key(&pair) {
+                continue;
+            }
+            let (name, element) = self.element(model, pair)?;
+            let id = match element {
+                ContactKind::Spheres(c) => model.add_element(name, c)?,
+                ContactKind::Plane(c) => model.add_element(name, c)?,
+            };
+            self.contacts.insert(pair, id);
+            self.created += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Model-file entry of `[[contact_groups]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupSpec {
+    name: String,
+    /// Member frame nodes.
+    nodes: Vec<String>,
+    /// One radius for every member \[m\] (or `radii`).
+    #[serde(default)]
+    radius: Option<f64>,
+    /// One radius per member \[m\].
+    #[serde(default)]
+    radii: Option<Vec<f64>>,
+    #[serde(default)]
+    planes: Vec<PlaneSpec>,
+    #[serde(default = "yes")]
+    self_contact: bool,
+    #[serde(default)]
+    friction: f64,
+    #[serde(default)]
+    restitution: f64,
+    #[serde(default)]
+    tangential_restitution: f64,
+    #[serde(default)]
+    rolling_resistance: f64,
+    #[serde(default)]
+    spinning_resistance: f64,
+    #[serde(default)]
+    margin: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaneSpec {
+    #[serde(default)]
+    point: [f64; 3],
+    normal: [f64; 3],
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Expand a `[[contact_groups]]` entry: a detector added to the model (no elements now).
+fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>, CompositeError> {
+    let spec: GroupSpec = serde_json::from_value(serde_json::Value::Object(def.parameters.clone()))
+        .map_err(|e| {
+            let message = e.to_string();
+            let parameter = message
+                .split('`')
+                .nth(1)
+                .filter(|k| def.parameters.contains_key(*k) || message.contains("missing"))
+                .map(str::to_string);
+            CompositeError { parameter, message }
+        })?;
+    let radii = match (spec.radius, spec.radii) {
+        (Some(r), None) => vec![r; spec.nodes.len()],
+        (None, Some(r)) if r.len() == spec.nodes.len() => r,
+        (None, Some(r)) => {
+            return Err(CompositeError::at(
+                "radii",
+                format!("has {} entries for {} nodes", r.len(), spec.nodes.len()),
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(CompositeError::at(
+                "radii",
+                "give either `radius` (all members) or `radii` (one per node), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(CompositeError::at(
+                "radius",
+                "missing: the members' radius in m (or `radii`, one per node)",
+            ))
+        }
+    };
+    if spec.nodes.is_empty() {
+        return Err(CompositeError::at("nodes", "must list at least one node"));
+    }
+    let mut group = ContactGroup::new(spec.name)
+        .self_contact(spec.self_contact)
+        .friction(spec.friction)
+        .restitution(spec.restitution, spec.tangential_restitution)
+        .resistance(spec.rolling_resistance, spec.spinning_resistance);
+    if let Some(m) = spec.margin {
+        group = group.margin(m);
+    }
+    for (node, r) in spec.nodes.iter().zip(radii) {
+        let Some(id) = model.node_id(node) else {
+            return Err(CompositeError::at(
+                "nodes",
+                format!("unknown node `{node}`"),
+            ));
+        };
+        group = group.sphere(id, r);
+    }
+    for p in &spec.planes {
+        group = group.plane(Vector3::from(p.point), Vector3::from(p.normal));
+    }
+    group.validate(model).map_err(|e| match e {
+        BuildError::InvalidParameter {
+            parameter, message, ..
+        } => CompositeError {
+            parameter: Some(parameter),
+            message,
+        },
+        other => CompositeError {
+            parameter: None,
+            message: other.to_string(),
+        },
+    })?;
+    model.add_detector(group);
+    Ok(Vec::new())
+}
+
+saltus_core::register_composite! {
+    key: "contact_groups",
+    label: "contact group",
+    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, margin)",
+    expand: expand_group,
+}
