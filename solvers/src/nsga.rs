@@ -94,7 +94,9 @@ pub struct NsgaOptions {
 /// position level and still approaching, `ġ_N(V⁻⁻) = G_N(q_{n+1}) V⁻⁻ < −tol_v` with `V⁻⁻` the
 /// velocity reached so far, the Newton law using the updated pre-impact velocity
 /// `V⁻ = v_n + W` (`ĝ̇* = G v_{n+1} + e G(q_n) V⁻`), and the impulses of the earlier problems
-/// acting as the constant `−Σ_j G_jᵀ κΛ_j^acc`. The sequence ends when no contact is admissible;
+/// acting as the constant `−Σ_j G_jᵀ κΛ_j^acc`; perfectly plastic contacts that have acted
+/// stay in the later problems (see `Nsga::mark_admissible`). The sequence ends when no contact
+/// approaches, or when a problem applies no impulse;
 /// the step's impulse of a contact is the sum over the problems. No ordering and no topology
 /// analysis: a Newton's cradle of touching balls comes out as the sequence of pairwise impacts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -755,8 +757,8 @@ impl Nsga {
         let mut problems = 0;
         let mut total = NewtonReport::default();
         loop {
-            let admissible = self.mark_admissible(model, seq.tolerance);
-            if problems > 0 && admissible == 0 {
+            let approaching = self.mark_admissible(model, seq.tolerance);
+            if problems > 0 && approaching == 0 {
                 break;
             }
             if problems == seq.max_problems {
@@ -764,7 +766,7 @@ impl Nsga {
                     step,
                     t,
                     problems,
-                    approaching: admissible,
+                    approaching,
                 });
             }
             self.velocity.reset_multipliers();
@@ -832,11 +834,20 @@ impl Nsga {
         self.velocity.constant_residual_mut().resize(n_dofs, 0.0);
     }
 
-    /// Mark each contact of the velocity stage admissible for the next impact problem
-    /// (`nsga.md` §9): closed at position level and approaching, `G_N(q_{n+1}) V⁻⁻ < −tol_v` at
-    /// the current velocities `V⁻⁻`. Returns the number of admissible contacts.
+    /// Mark the contacts of the velocity stage that take part in the next impact problem
+    /// (`nsga.md` §9) and return how many of them approach.
+    ///
+    /// A contact takes part if it is closed at position level and approaching,
+    /// `G_N(q_{n+1}) V⁻⁻ < −tol_v` at the current velocities `V⁻⁻` (the spec's admissible set),
+    /// or — an addition to the thesis' rule — if it is perfectly plastic (`e_N = 0`) and has
+    /// already acted in this step (accumulated normal impulse above `tol_v`, in the
+    /// multipliers' velocity units): a plastic impact leaves the bodies moving together, so
+    /// the contact keeps them so in the later problems. Without it, a resting frictional
+    /// network (a granular pile) passes impulses back and forth between two alternating sets
+    /// of contacts instead of ending the sequence. Only approaching contacts count for the
+    /// end of the sequence, so a step without impacts still solves one problem.
     fn mark_admissible(&mut self, model: &Model, tol_v: f64) -> usize {
-        let mut count = 0;
+        let mut approaching = 0;
         for (ie, element) in model.elements().iter().enumerate() {
             let Some(c) = element.as_contact() else {
                 continue;
@@ -844,17 +855,22 @@ impl Nsga {
             if !self.velocity.system.active[ie] {
                 continue;
             }
-            let ok = c.history.closed && {
+            let approach = c.history.closed && {
                 let nn = self.state.gather(model, ie);
                 let nodes = self.state.gathered_nodes(nn);
                 let prev = self.state.gathered_prev(nn);
                 let layout = saltus_core::constraint::Layout::new(c.geometry.node_kinds());
                 approach_velocity(&c, nodes, prev, &layout) < -tol_v
             };
-            self.velocity.set_admissible(ie, ok);
-            count += usize::from(ok);
+            let acted = c.law.restitution == 0.0 && {
+                let (a, n) = self.velocity.system.mult_range[ie];
+                n > 0 && self.impact_acc[a] > tol_v
+            };
+            self.velocity
+                .set_admissible(ie, approach || (c.history.closed && acted));
+            approaching += usize::from(approach);
         }
-        count
+        approaching
     }
 
     /// Add the impulses of the impact problem just solved to `Λ^acc` and their generalized

@@ -296,6 +296,9 @@ impl Lu {
             self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
             self.row_perm = vec![0; n];
             self.row_perm_inv = vec![0; n];
+            // Fresh numeric storage: faer keeps the column pointers of the previous pattern
+            // and asserts on a different size (a smaller system after contacts were removed).
+            self.numeric = SimplicialLu::new();
             // Size the numeric storage now: faer grows L and U while it factorizes (the fill
             // depends on the pivot sequence) and offers no way to reserve them. Factorizing
             // representative matrices on the pattern — no pivoting, then pivoting away from
@@ -690,6 +693,39 @@ mod tests {
         let mut lu = Lu::new();
         lu.analyze(&a, 1).unwrap();
         assert!(lu.is_dense(), "order {} below DENSE_MAX", n + m);
+    }
+
+    /// A sparse LU analyzed for one pattern, then for a smaller one (a contact removed):
+    /// the numeric storage of the first must not leak into the second (faer asserted on the
+    /// column-pointer length).
+    #[test]
+    fn sparse_path_survives_a_smaller_pattern() {
+        let system = |n: usize| {
+            let mut e = Vec::new();
+            for i in 0..n {
+                e.push((i, i, 4.0));
+                if i + 1 < n {
+                    e.push((i, i + 1, -1.0));
+                    e.push((i + 1, i, -1.0));
+                }
+            }
+            csc(n, &e)
+        };
+        let mut lu = Lu::new().with_dense_max(0);
+        for (generation, n) in [(1, 80), (2, 74), (3, 90)] {
+            let a = system(n);
+            lu.analyze(&a, generation).unwrap();
+            assert!(!lu.is_dense());
+            lu.factorize(&a, generation).unwrap();
+            let mut x = vec![1.0; n];
+            lu.solve_in_place(&mut x).unwrap();
+            let mut r = vec![1.0; n];
+            for (v, (i, j)) in a.iter() {
+                r[i] -= v * x[j];
+            }
+            // Diagonally dominant: round-off only.
+            assert!(r.iter().all(|v| v.abs() < 1e-13), "n = {n}");
+        }
     }
 
     /// The sparse path refactorizes along the first pivot order while its pivots serve, and

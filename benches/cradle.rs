@@ -1,0 +1,93 @@
+//! Benchmark case (b) of `../shared/bench-peers`: Newton's cradle, `N` spheres in a row
+//! (m = 1 kg, R = 0.1 m, no gravity), frictionless contacts between neighbours with
+//! restitution `e`, the first sphere starting 0.05 m (+ gap) before the others at 1 m/s, the
+//! others at rest and touching (gap 0) or `GAP` apart. Same set-up as the peers' `cradle.py`.
+//! Prints one JSON line: µs/step, the last and first spheres' final velocities (exact with
+//! e = 1: 1 and 0), the largest speed of the others, momentum and energy ratio, impact
+//! problems.
+//!
+//! Run: `cargo bench --bench cradle -- [N] [GAP] [H] [T] [E]` (defaults 50 0 1e-3 1 1).
+
+mod common;
+use saltus::elements::body::RigidBody;
+use saltus::elements::contact::spheres::SphereContact;
+use saltus::prelude::*;
+use std::time::Instant;
+
+const M: f64 = 1.0;
+const R: f64 = 0.1;
+
+fn main() {
+    let args: Vec<f64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let arg = |i: usize, d: f64| args.get(i).copied().unwrap_or(d);
+    let (n, gap, h, t_end, e) = (
+        arg(0, 50.0) as usize,
+        arg(1, 0.0),
+        arg(2, 1e-3),
+        arg(3, 1.0),
+        arg(4, 1.0),
+    );
+    let mut model = Model::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let x = i as f64 * (2.0 * R + gap) - if i == 0 { 0.05 } else { 0.0 };
+        let v = if i == 0 { 1.0 } else { 0.0 };
+        let id = model
+            .add_node(
+                NodeDef::frame(format!("s{i}"), Vector3::new(x, 0.0, 0.0))
+                    .velocity(Vector3::new(v, 0.0, 0.0)),
+            )
+            .unwrap();
+        model
+            .add_element(format!("m{i}"), RigidBody::sphere(id, M, R).unwrap())
+            .unwrap();
+        ids.push(id);
+    }
+    for i in 0..n - 1 {
+        let c = SphereContact::spheres(ids[i + 1], ids[i], R, R)
+            .unwrap()
+            .restitution(e, 0.0);
+        model.add_element(format!("c{i}"), c).unwrap();
+    }
+    let opts = NsgaOptions {
+        h,
+        t_end,
+        gravity: Vector3::zeros(),
+        threads: common::threads(),
+        jacobian_reuse: common::jacobian_reuse(),
+        ..NsgaOptions::default()
+    };
+    let steps = (t_end / h).round() as usize;
+    let mut solver = Nsga::new(&mut model, opts).unwrap();
+    let mut problems = 0;
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        let stats = solver.step(&mut model).unwrap();
+        problems = problems.max(stats.stages()[2].solves);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let v: Vec<f64> = solver.nodes().iter().map(|s| s.v.x).collect();
+    let others = v[1..n - 1].iter().fold(0.0_f64, |a, x| a.max(x.abs()));
+    let energy: f64 = solver
+        .nodes()
+        .iter()
+        .map(|s| 0.5 * M * s.v.norm_squared())
+        .sum();
+    println!(
+        "{{\"case\": \"cradle\", \"code\": \"saltus\", \"N\": {n}, \"gap\": {gap}, \"e\": {e}, \"h\": {h:e}, \
+         \"T\": {t_end}, \"steps\": {steps}, \"wall_s\": {wall:.6}, \"us_per_step\": {:.3}, \
+         \"v_first\": {:.9}, \"v_last\": {:.9}, \"v_max_other\": {others:.3e}, \"momentum\": {:.9}, \
+         \"energy_ratio\": {:.9}, \"max_impact_problems\": {problems}, \"iterations\": {:?}, \
+         \"factorizations\": {:?}}}",
+        1e6 * wall / steps.max(1) as f64,
+        v[0],
+        v[n - 1],
+        M * v.iter().sum::<f64>(),
+        energy / (0.5 * M),
+        solver.summary().iterations(),
+        solver.summary().numeric_factorizations(),
+    );
+}
