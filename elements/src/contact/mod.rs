@@ -1,5 +1,6 @@
 //! Frictional unilateral contacts (spec nsga.md §8, contact-elements.md).
 
+pub mod bearing;
 pub mod element;
 pub mod group;
 pub mod kinematics;
