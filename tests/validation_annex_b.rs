@@ -1,5 +1,6 @@
-//! Thesis Annex B sphere–sphere examples (spec `validation-cases.md` V08, V12, V13): friction and multiple
-//! impacts with and without friction, on a billiard table (z up, table z = 0, g = 9.8 m/s²).
+//! Thesis Annex B sphere–sphere examples (spec `validation-cases.md` V08, V12, V13): friction
+//! between spheres, and multiple impacts with and without friction on a billiard table (z up,
+//! table z = 0, g = 9.8 m/s²).
 //!
 //! Velocities of impact problems are solved to the Newton tolerance (1e-8 relative to the
 //! impulses' size): that, not round-off, bounds the velocity errors below.
