@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Saltus against the peer codes of ../shared/bench-peers, side by side in one run.
 
-Runs our benchmark programs (benches/bouncing_ball.rs, benches/slider_crank.rs,
+Runs our benchmark programs (benches/bouncing_ball.rs, benches/cradle.rs, benches/slider_crank.rs,
 benches/chain.rs; release build) and the peers' scripts on the same cases, interleaved
 (ours, peer, ours, peer, ... with the order alternating between repeats), single thread,
 and writes the ratio table into docs/performance.md between the markers
@@ -27,7 +27,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCHES = ["bouncing_ball", "slider_crank", "chain"]
+BENCHES = ["bouncing_ball", "cradle", "slider_crank", "chain"]
 SICONOS_PY = "/usr/bin/python3"
 
 
@@ -78,6 +78,11 @@ def cases(exe, peers, quick):
     if not quick:
         out.append(("(a) bouncing ball, h = 5e-5, T = 10 s", [exe["bouncing_ball"], "5e-5", "10"],
                     "Siconos", [SICONOS_PY, "siconos/bouncing_ball.py", "5e-5", "10", "-"], ball))
+    for n in [5, 50]:
+        out.append((f"(b) Newton's cradle N = {n} touching, e = 1, h = 1e-3, T = 1 s",
+                    [exe["cradle"], str(n), "0", "1e-3", "1"],
+                    "Siconos", [SICONOS_PY, "siconos/cradle.py", str(n), "0", "1e-3", "1", "1", "-"],
+                    [("last sphere velocity [m/s] (exact 1)", "v_last", "v_last")]))
     out.append(("(d) flexible slider-crank, 8 beams, h = 1e-4, T = 0.5 s",
                 [exe["slider_crank"], "8", "0.5", "1e-4"],
                 "Exudyn", [venv, "exudyn/slider_crank.py", "GE", "8", "0.5", "1e-4", "0.05"],
