@@ -399,7 +399,7 @@ fn v09_cue_ball_deflection_follows_the_30_degree_rule() {
     let v0 = 1.8;
     let h = 1e-4;
     for f in [0.125, 0.25, 0.5, 0.75, 0.875] {
-        let phi = (1.0 - f as f64).asin();
+        let phi = (1.0_f64 - f).asin();
         let balls = vec![
             Ball {
                 x: Vector3::new(0.0, 0.0, r),
