@@ -81,10 +81,20 @@ pub struct TwoSphereGeometry {
 /// Contact of two spheres (the element).
 pub type SphereContact = ContactElement<TwoSphereGeometry>;
 
-/// The unit contact normal from the centre difference, `n̂ = s (x_a − x_b)/d`, with `d`.
+/// Centre distance below which the normal is undefined \[m\]: concentric spheres (a journal
+/// centred in its bearing, the start of a clearance joint).
+const CONCENTRIC: f64 = 1e-15;
+
+/// The unit contact normal from the centre difference, `n̂ = s (x_a − x_b)/d`, with `d`. For
+/// concentric centres (`d ≤` [`CONCENTRIC`]) the normal is undefined and any unit vector will
+/// do (`s x̂`): inside a cavity the contact is then open by the whole clearance, and the
+/// position and velocity rows of an open contact do not depend on it.
 fn normal(side: Side, xa: &Vector3<f64>, xb: &Vector3<f64>) -> (Vector3<f64>, f64) {
     let diff = xa - xb;
     let d = diff.norm();
+    if d <= CONCENTRIC {
+        return (side.sign() * Vector3::x(), d);
+    }
     (side.sign() * diff / d, d)
 }
 
@@ -284,7 +294,13 @@ impl UnilateralContact for TwoSphereGeometry {
         }
         if let Some(curv) = curv {
             let u = self.side.sign() * n;
-            let p = self.side.sign() * (Matrix3::identity() - u * u.transpose()) / d;
+            // H_N = ∂n̂/∂x_a grows as 1/d; at concentric centres (an open cavity contact,
+            // where it is never used) it is set to zero rather than infinity.
+            let p = if d > CONCENTRIC {
+                self.side.sign() * (Matrix3::identity() - u * u.transpose()) / d
+            } else {
+                Matrix3::zeros()
+            };
             for i in 0..3 {
                 for j in 0..3 {
                     curv.h_n[(i, j)] = p[(i, j)];
@@ -706,6 +722,35 @@ mod tests {
                 g.g_t.norm()
             );
         }
+    }
+
+    /// A journal centred in its bearing (the start of a clearance joint): finite rows, the
+    /// contact open by the whole clearance.
+    #[test]
+    fn concentric_spheres_give_finite_rows() {
+        let e = inside();
+        let q = UnitQuaternion::identity();
+        let s = [
+            NodeState::at(Vector3::new(0.3, 0.2, 0.1), q),
+            NodeState::at(Vector3::new(0.3, 0.2, 0.1), q),
+        ];
+        let mut g = SlidingGaps::zeros(12);
+        let mut curv = Curvature::zeros();
+        e.geometry().position_gaps(&s, &s, &mut g, Some(&mut curv));
+        assert!((g.g_n - (1.6 - 0.3)).abs() < 1e-15);
+        assert!(g
+            .grad_n
+            .iter()
+            .chain(g.grad_t.iter())
+            .all(|v| v.is_finite()));
+        assert!(curv.h_n.iter().all(|v| v.is_finite()));
+        let mut j = ContactJacobian::zeros();
+        e.geometry().jacobian(&s, &s, &mut j);
+        assert!(j
+            .normal
+            .iter()
+            .chain(j.tangential.iter())
+            .all(|v| v.is_finite()));
     }
 
     #[test]

@@ -1,0 +1,96 @@
+//! Validation case V18 (spec `validation-cases.md`): the flexible crank–slider of
+//! `models/flexible_crank.toml` with a revolute clearance joint at the wrist pin
+//! (`models/flexible_crank_clearance.toml`: a sphere-in-sphere contact, journal 5 mm, radial
+//! clearance 0.05 mm, restitution 0.9), against the ideal joint, with 0.1 mm, and at h/2.
+//!
+//! The thesis reports (figures, no tabulated values): with 0.05 mm the slider velocity is
+//! close to the ideal joint's and the journal stays practically in permanent contact; with
+//! 0.1 mm the contact separates at some instants (not reproduced here, see below); the results
+//! converge as h decreases.
+
+use saltus::core::output::ResultSink;
+use saltus::prelude::*;
+
+const CRANK_SPEED: f64 = 523.5987755982989;
+const CRANK: f64 = 0.05;
+
+/// Slider velocity x per step, and per step whether the wrist-pin contact carried load (a
+/// normal impulse above 1e-9 N s: the mean force over the step above 1e-4 N), for the model
+/// (`clearance`: bearing radius − journal radius \[m\], `None`: the ideal joint) run over two
+/// crank turns at step `h`.
+fn run(clearance: Option<f64>, h: f64) -> (Vec<f64>, Vec<bool>) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/models/");
+    let text = match clearance {
+        None => std::fs::read_to_string(format!("{dir}flexible_crank.toml")).unwrap(),
+        Some(c) => std::fs::read_to_string(format!("{dir}flexible_crank_clearance.toml"))
+            .unwrap()
+            .replace(
+                "cavity_radius = 0.00505",
+                &format!("cavity_radius = {}", 0.005 + c),
+            ),
+    };
+    let mut file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "v18.toml").unwrap();
+    let mut opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    opts.h = h;
+    let slider = file.model.node_id("slider").unwrap().index();
+    let mut solver = Nsga::new(&mut file.model, opts).unwrap();
+    let mut sink = MemorySink::default();
+    sink.begin(solver.layout()).unwrap();
+    let mut v = Vec::new();
+    while solver.time() < file.simulation.t_end - 1e-12 {
+        solver.step(&mut file.model).unwrap();
+        v.push(solver.nodes()[slider].v.x);
+        solver.record(&file.model, &mut sink).unwrap();
+    }
+    let loaded = sink
+        .contacts
+        .iter()
+        .map(|rows| rows.iter().any(|r| r.impulse[0] > 1e-9))
+        .collect();
+    (v, loaded)
+}
+
+/// Largest difference between two slider-velocity histories over the second crank turn,
+/// sampled every `stride_a` and `stride_b` steps at the same instants.
+fn second_turn_difference(a: &[f64], stride_a: usize, b: &[f64], stride_b: usize) -> f64 {
+    let n = a.len() / stride_a;
+    (n / 2..n)
+        .map(|k| (a[(k + 1) * stride_a - 1] - b[(k + 1) * stride_b - 1]).abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn v18_clearance_joint_follows_the_ideal_joint_and_converges_in_h() {
+    let h = 1e-5;
+    let (ideal, _) = run(None, h);
+    let (small, small_closed) = run(Some(5e-5), h);
+    let (large, large_closed) = run(Some(1e-4), h);
+    let (fine, _) = run(Some(5e-5), h / 2.0);
+    // The slider's speed scale: crank speed × crank length = 26.2 m/s.
+    let scale = CRANK_SPEED * CRANK;
+    let vmax = ideal.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+    assert!(vmax > 0.9 * scale && vmax < 1.2 * scale, "{vmax}");
+    let d_small = second_turn_difference(&small, 1, &ideal, 1);
+    let d_large = second_turn_difference(&large, 1, &ideal, 1);
+    let d_h = second_turn_difference(&small, 1, &fine, 2);
+    let turn = small_closed.len() / 2;
+    let contact_small = small_closed[turn..].iter().filter(|c| **c).count() as f64 / turn as f64;
+    let contact_large = large_closed[turn..].iter().filter(|c| **c).count() as f64 / turn as f64;
+    eprintln!(
+        "V18: slider velocity difference to the ideal joint over the second turn: \
+         {d_small:.3} m/s (0.05 mm), {d_large:.3} m/s (0.1 mm); h → h/2: {d_h:.3} m/s; \
+         journal loaded in {:.1} % (0.05 mm) and {:.1} % (0.1 mm) of the steps",
+        100.0 * contact_small,
+        100.0 * contact_large
+    );
+    // "Slider velocity with 0.05 mm clearance ≈ ideal joint": within 5 % of its scale, and
+    // closer than with 0.1 mm.
+    assert!(d_small < 0.05 * vmax, "{d_small}");
+    assert!(d_small < d_large, "{d_small} vs {d_large}");
+    // "Journal practically in permanent contact for 0.05 mm": loaded in ≥ 90 % of the steps.
+    // (The thesis also shows instants of zero force with 0.1 mm in steady state; over these
+    // first two turns the frictionless journal slides round the bearing and stays loaded.)
+    assert!(contact_small >= 0.9, "{contact_small}");
+    // Converging in h: halving h changes the slider velocity by less than the clearance does.
+    assert!(d_h < d_small, "{d_h} vs {d_small}");
+}
