@@ -8,9 +8,11 @@
 //!
 //! Run: `cargo bench --bench cradle -- [N] [GAP] [H] [T] [E]` (defaults 50 0 1e-3 1 1).
 
+#[path = "../tests/bench_models/mod.rs"]
+mod bench_models;
 mod common;
-use saltus::elements::body::RigidBody;
-use saltus::elements::contact::spheres::SphereContact;
+
+use bench_models::cradle;
 use saltus::prelude::*;
 use std::time::Instant;
 
@@ -30,28 +32,7 @@ fn main() {
         arg(3, 1.0),
         arg(4, 1.0),
     );
-    let mut model = Model::new();
-    let mut ids = Vec::new();
-    for i in 0..n {
-        let x = i as f64 * (2.0 * R + gap) - if i == 0 { 0.05 } else { 0.0 };
-        let v = if i == 0 { 1.0 } else { 0.0 };
-        let id = model
-            .add_node(
-                NodeDef::frame(format!("s{i}"), Vector3::new(x, 0.0, 0.0))
-                    .velocity(Vector3::new(v, 0.0, 0.0)),
-            )
-            .unwrap();
-        model
-            .add_element(format!("m{i}"), RigidBody::sphere(id, M, R).unwrap())
-            .unwrap();
-        ids.push(id);
-    }
-    for i in 0..n - 1 {
-        let c = SphereContact::spheres(ids[i + 1], ids[i], R, R)
-            .unwrap()
-            .restitution(e, 0.0);
-        model.add_element(format!("c{i}"), c).unwrap();
-    }
+    let mut model = cradle(n, M, R, gap, 0.05, e);
     let opts = NsgaOptions {
         h,
         t_end,

@@ -9,6 +9,8 @@
 //! for equal masses has the closed form checked below. A single velocity problem with every
 //! closed contact (simultaneous impacts) gives neither.
 
+mod bench_models;
+
 use saltus::elements::body::RigidBody;
 use saltus::elements::contact::spheres::SphereContact;
 use saltus::prelude::*;
@@ -20,31 +22,7 @@ const V0: f64 = 1.0;
 
 /// `n` touching balls along x, the first one moving at `V0`, contacts with restitution `e`.
 fn cradle(n: usize, e: f64) -> Model {
-    let mut model = Model::new();
-    let mut ids = Vec::new();
-    for i in 0..n {
-        let v = if i == 0 { V0 } else { 0.0 };
-        let id = model
-            .add_node(
-                NodeDef::frame(
-                    format!("ball{i}"),
-                    Vector3::new(2.0 * R * i as f64, 0.0, 0.0),
-                )
-                .velocity(Vector3::new(v, 0.0, 0.0)),
-            )
-            .unwrap();
-        model
-            .add_element(format!("body{i}"), RigidBody::sphere(id, M, R).unwrap())
-            .unwrap();
-        ids.push(id);
-    }
-    for i in 0..n - 1 {
-        let c = SphereContact::spheres(ids[i + 1], ids[i], R, R)
-            .unwrap()
-            .restitution(e, 0.0);
-        model.add_element(format!("contact{i}"), c).unwrap();
-    }
-    model
+    bench_models::cradle(n, M, R, 0.0, 0.0, e)
 }
 
 fn options(impacts: Option<ImpactSequence>) -> NsgaOptions {

@@ -6,6 +6,7 @@
 use saltus::elements::beam::{BeamBuilder, BeamSpec};
 use saltus::elements::body::RigidBody;
 use saltus::elements::contact::plane::PlaneContact;
+use saltus::elements::contact::spheres::SphereContact;
 use saltus::elements::force::NodalLoad;
 use saltus::elements::joints::{PrescribedRotation, PrismaticJoint, RevoluteJoint, SphericalJoint};
 use saltus::prelude::*;
@@ -35,6 +36,36 @@ pub fn balls(n: usize) -> Model {
             .restitution(0.6, 0.0)
             .resistance(0.001, 0.0005);
         model.add_element(format!("floor{i}"), c).unwrap();
+    }
+    model
+}
+
+/// Newton's cradle: `n` spheres (mass `m` \[kg\], radius `r` \[m\]) on the x axis, `gap` \[m\]
+/// apart (0: touching), the first one `lead` \[m\] further back and moving at 1 m/s along x,
+/// frictionless sphere–sphere contacts with restitution `e` between neighbours (the
+/// benchmark case (b) of `../shared/bench-peers`: m = 1, r = 0.1, lead = 0.05).
+pub fn cradle(n: usize, m: f64, r: f64, gap: f64, lead: f64, e: f64) -> Model {
+    let mut model = Model::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let x = i as f64 * (2.0 * r + gap) - if i == 0 { lead } else { 0.0 };
+        let v = if i == 0 { 1.0 } else { 0.0 };
+        let id = model
+            .add_node(
+                NodeDef::frame(format!("s{i}"), Vector3::new(x, 0.0, 0.0))
+                    .velocity(Vector3::new(v, 0.0, 0.0)),
+            )
+            .unwrap();
+        model
+            .add_element(format!("m{i}"), RigidBody::sphere(id, m, r).unwrap())
+            .unwrap();
+        ids.push(id);
+    }
+    for i in 0..n - 1 {
+        let c = SphereContact::spheres(ids[i + 1], ids[i], r, r)
+            .unwrap()
+            .restitution(e, 0.0);
+        model.add_element(format!("c{i}"), c).unwrap();
     }
     model
 }

@@ -2,6 +2,8 @@
 
 pub mod bearing;
 pub mod element;
+#[cfg(test)]
+mod fd_support;
 pub mod group;
 pub mod kinematics;
 pub mod plane;

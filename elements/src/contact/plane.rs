@@ -405,12 +405,11 @@ saltus_core::register_element! {
 mod tests {
     use super::*;
     use nalgebra::Matrix3;
-    use saltus_core::constraint::Layout;
-    use saltus_core::contact::law::{Multipliers, Scaling, Status};
-    use saltus_core::contact::{velocity_gaps, UnilateralContact};
-    use saltus_core::fd::{check_hessian, stage_contexts, test_cx, LocalFixture, Rng};
+    use saltus_core::contact::law::Status;
+    use saltus_core::contact::UnilateralContact;
+    use saltus_core::fd::stage_contexts;
     use saltus_core::stage::participates;
-    use saltus_core::{Level, LocalState, StepCx};
+    use saltus_core::{Level, LocalState};
 
     fn sphere() -> PlaneContact {
         PlaneContact::sphere(
@@ -425,66 +424,8 @@ mod tests {
         .resistance(0.05, 0.03)
     }
 
-    /// Multipliers chosen so that the augmented multipliers land in `status` for an O(1)
-    /// random state (|g| ≲ 2, κ = 1.7, π = 2.3): gap λ_N ≪ 0; stick λ_N ≫ 0 with small
-    /// tangential parts; slip λ_N moderate with large tangential parts.
-    fn mults(status: Status, n: usize) -> Vec<f64> {
-        let v = match status {
-            Status::Gap => [-40.0, 3.0, -2.0, 1.0, 0.5, -0.7],
-            Status::Stick => [40.0, 0.3, -0.2, 30.0, 0.2, -0.1],
-            Status::Slip => [12.0, 30.0, -25.0, 1.0, 25.0, -30.0],
-        };
-        v[..n].to_vec()
-    }
-
     fn check(e: &PlaneContact, level: Level, status: Status) -> f64 {
-        let kinds = [e.geometry().node_kinds()[0]];
-        let mut worst: f64 = 0.0;
-        for seed in 0..4 {
-            let mut fx =
-                LocalFixture::random(&kinds, e.n_mult(level), 0, 0.2, &mut Rng::new(100 + seed));
-            fx.mult = mults(status, e.n_mult(level));
-            let cx = test_cx(level);
-            if level == Level::Position || e.history().closed {
-                assert_eq!(sliding_status(e, &cx, &fx), status, "seed {seed}");
-            }
-            let rep = check_hessian(e, &cx, &fx, 1e-6).unwrap();
-            worst = worst.max(rep.relative_error());
-        }
-        worst
-    }
-
-    /// Sliding status the fixture's state lands in (checks that each test case covers the
-    /// status it claims).
-    fn sliding_status(e: &PlaneContact, cx: &StepCx, fx: &LocalFixture) -> Status {
-        let (nodes, tangents) = fx.states(cx, &fx.incr);
-        let s = LocalState {
-            kinds: &fx.kinds,
-            nodes: &nodes,
-            prev: &fx.prev,
-            smooth: &fx.smooth,
-            rot_tangent: &tangents,
-            incr: &fx.incr,
-            mult: &fx.mult,
-            mult_smooth: &[],
-            admissible: true,
-        };
-        let gaps = if cx.level == Level::Position {
-            position_gaps(e, &s)
-        } else {
-            let layout = Layout::new(&fx.kinds);
-            velocity_gaps(&e.as_contact().unwrap(), &nodes, &fx.prev, &layout).0
-        };
-        let sc = Scaling::from_cx(cx);
-        let m = Multipliers::from_slice(&fx.mult);
-        let (zn, zt) = (gaps.zeta_n(sc, m.lambda_n), gaps.zeta_t(sc, m.lambda_t));
-        if zn <= 0.0 {
-            Status::Gap
-        } else if zt.norm() <= e.law().friction * zn {
-            Status::Stick
-        } else {
-            Status::Slip
-        }
+        super::super::fd_support::check(e, level, status, 100)
     }
 
     fn position_gaps(e: &PlaneContact, s: &LocalState<'_>) -> SlidingGaps {

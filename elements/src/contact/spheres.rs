@@ -497,11 +497,10 @@ saltus_core::register_element! {
 mod tests {
     use super::*;
     use saltus_core::constraint::Layout;
-    use saltus_core::contact::law::{Multipliers, Scaling, Status};
-    use saltus_core::contact::velocity_gaps;
-    use saltus_core::fd::{check_hessian, stage_contexts, test_cx, LocalFixture, Rng};
+    use saltus_core::contact::law::Status;
+    use saltus_core::fd::{stage_contexts, Rng};
     use saltus_core::stage::participates;
-    use saltus_core::{Level, LocalState, StepCx};
+    use saltus_core::Level;
 
     /// Radii for O(1) random centres (|x_a − x_b| ≲ 3): gaps of either sign and O(1).
     fn outside() -> SphereContact {
@@ -518,74 +517,8 @@ mod tests {
             .restitution(0.4, -0.1)
     }
 
-    /// Multipliers that put the augmented multipliers in `status` for an O(1) random state
-    /// (as in the sphere–plane tests).
-    fn mults(status: Status, n: usize) -> Vec<f64> {
-        let v = match status {
-            Status::Gap => [-40.0, 3.0, -2.0, 1.0, 0.5, -0.7],
-            Status::Stick => [40.0, 0.3, -0.2, 30.0, 0.2, -0.1],
-            Status::Slip => [12.0, 30.0, -25.0, 1.0, 25.0, -30.0],
-        };
-        v[..n].to_vec()
-    }
-
-    fn local<'a>(
-        fx: &'a LocalFixture,
-        nodes: &'a [NodeState],
-        tangents: &'a [Matrix3<f64>],
-    ) -> LocalState<'a> {
-        LocalState {
-            kinds: &fx.kinds,
-            nodes,
-            prev: &fx.prev,
-            smooth: &fx.smooth,
-            rot_tangent: tangents,
-            incr: &fx.incr,
-            mult: &fx.mult,
-            mult_smooth: &[],
-            admissible: true,
-        }
-    }
-
-    /// Sliding status the fixture's state lands in.
-    fn sliding_status(e: &SphereContact, cx: &StepCx, fx: &LocalFixture) -> Status {
-        let (nodes, tangents) = fx.states(cx, &fx.incr);
-        let s = local(fx, &nodes, &tangents);
-        let layout = Layout::new(&fx.kinds);
-        let gaps = if cx.level == Level::Position {
-            let mut g = SlidingGaps::zeros(12);
-            e.geometry().position_gaps(s.nodes, s.prev, &mut g, None);
-            g
-        } else {
-            velocity_gaps(&e.as_contact().unwrap(), &nodes, &fx.prev, &layout).0
-        };
-        let sc = Scaling::from_cx(cx);
-        let m = Multipliers::from_slice(&fx.mult);
-        let (zn, zt) = (gaps.zeta_n(sc, m.lambda_n), gaps.zeta_t(sc, m.lambda_t));
-        if zn <= 0.0 {
-            Status::Gap
-        } else if zt.norm() <= e.law().friction * zn {
-            Status::Stick
-        } else {
-            Status::Slip
-        }
-    }
-
     fn check(e: &SphereContact, level: Level, status: Status) -> f64 {
-        let kinds = [NodeKind::Frame, NodeKind::Frame];
-        let mut worst: f64 = 0.0;
-        for seed in 0..4 {
-            let mut fx =
-                LocalFixture::random(&kinds, e.n_mult(level), 0, 0.2, &mut Rng::new(300 + seed));
-            fx.mult = mults(status, e.n_mult(level));
-            let cx = test_cx(level);
-            if level == Level::Position || e.history().closed {
-                assert_eq!(sliding_status(e, &cx, &fx), status, "seed {seed}");
-            }
-            let rep = check_hessian(e, &cx, &fx, 1e-6).unwrap();
-            worst = worst.max(rep.relative_error());
-        }
-        worst
+        super::super::fd_support::check(e, level, status, 300)
     }
 
     #[test]
