@@ -844,8 +844,13 @@ impl Nsga {
     /// multipliers' velocity units): a plastic impact leaves the bodies moving together, so
     /// the contact keeps them so in the later problems. Without it, a resting frictional
     /// network (a granular pile) passes impulses back and forth between two alternating sets
-    /// of contacts instead of ending the sequence. Only approaching contacts count for the
-    /// end of the sequence, so a step without impacts still solves one problem.
+    /// of contacts instead of ending the sequence. Likewise — a second addition — a closed
+    /// contact that carried an impulse in the previous step (`ContactHistory::loaded`: a
+    /// persistent, loaded contact, not an impact) takes part in every problem: otherwise a
+    /// ball squeezed between two loaded races with `e_N > 0` rattles from one to the other
+    /// through an endless sequence. Contacts at rest without load (the balls of a cradle)
+    /// keep the thesis' rule. Only approaching contacts count for the end of the sequence, so
+    /// a step without impacts still solves one problem.
     fn mark_admissible(&mut self, model: &Model, tol_v: f64) -> usize {
         let mut approaching = 0;
         for (ie, element) in model.elements().iter().enumerate() {
@@ -866,8 +871,10 @@ impl Nsga {
                 let (a, n) = self.velocity.system.mult_range[ie];
                 n > 0 && self.impact_acc[a] > tol_v
             };
+            // A loaded contact (it carried an impulse in the previous step) is persistent.
+            let persistent = c.history.loaded;
             self.velocity
-                .set_admissible(ie, approach || (c.history.closed && acted));
+                .set_admissible(ie, approach || (c.history.closed && (acted || persistent)));
             approaching += usize::from(approach);
         }
         approaching

@@ -140,6 +140,9 @@ pub struct ContactHistory {
     pub closed: bool,
     /// Converged statuses: position sliding, velocity sliding, rolling, spinning.
     pub status: [Status; 4],
+    /// The contact carried a normal impulse in the last converged velocity stage (`σ_N > 0`):
+    /// a persistent, loaded contact. Kept until the next velocity stage converges.
+    pub loaded: bool,
 }
 
 /// A contact as the stage assembly sees it: geometry, law data and history.

@@ -245,10 +245,12 @@ pub fn contact_level_converged(
                 };
             }
         }
-        Level::Velocity if history.closed => {
+        Level::Velocity if !history.closed => history.loaded = false,
+        Level::Velocity => {
             let layout = Layout::new(s.kinds);
             let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
             let sigma_n = gaps.zeta_n(sc, m.lambda_n);
+            history.loaded = sigma_n > 0.0;
             if sigma_n > 0.0 {
                 let st = |radius: f64, eta: f64| {
                     if radius > 0.0 && eta < radius * sigma_n {
