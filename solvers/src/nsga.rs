@@ -568,6 +568,24 @@ impl Nsga {
         Ok(())
     }
 
+    /// Newton tolerance of the position and velocity corrections: full Newton (a correction is
+    /// nearly linear and converges in one iteration, leaving the constraints at round-off; a
+    /// reused matrix would stop at the tolerance).
+    fn correction_tolerance(&self) -> Tolerance {
+        Tolerance {
+            jacobian_reuse: None,
+            ..self.tolerance()
+        }
+    }
+
+    /// Elements see `q_n, v_n` as their `prev` again, every contact takes part, no constant
+    /// residual: the velocity stage outside an impact sequence.
+    fn end_impact_sequence(&mut self) {
+        self.state.pre_impact_active = false;
+        self.velocity.clear_admissible();
+        self.velocity.constant_residual_mut().fill(0.0);
+    }
+
     fn tolerance(&self) -> Tolerance {
         Tolerance {
             tol: self.opts.tol,
@@ -660,9 +678,9 @@ impl Nsga {
             .count();
         // Stage 3: velocity jump, q frozen, v = ṽ + W (a sequence of impact problems).
         let jump = self.velocity_jump(model, h, t, step);
-        self.state.pre_impact_active = false;
-        self.velocity.clear_admissible();
-        self.velocity.constant_residual_mut().fill(0.0);
+        if jump.is_err() {
+            self.end_impact_sequence();
+        }
         jump?;
 
         // Complete the α-recursion and accept: a_{n+1} = a* + (1−α_f)/(1−α_m) v̇̃_{n+1}.
@@ -697,12 +715,7 @@ impl Nsga {
     ) -> Result<(), SolveError> {
         let coef = self.coef;
         let cx = self.cx(level, h, t, &coef);
-        // Full Newton: a correction is nearly linear and converges in one Newton iteration,
-        // leaving the constraints at round-off; a reused matrix would stop at the tolerance.
-        let tol = Tolerance {
-            jacobian_reuse: None,
-            ..self.tolerance()
-        };
+        let tol = self.correction_tolerance();
         let (index, stage) = match level {
             Level::Position => (1, &mut self.position),
             _ => (2, &mut self.velocity),
@@ -743,12 +756,9 @@ impl Nsga {
         };
         let coef = self.coef;
         let cx = self.cx(Level::Velocity, h, t, &coef);
-        let tol = Tolerance {
-            jacobian_reuse: None,
-            ..self.tolerance()
-        };
+        let tol = self.correction_tolerance();
         self.velocity.reset(&mut self.state);
-        self.size_impact_buffers();
+        // Λ^acc and the constant residual are sized for the pattern (Nsga::new, prepare).
         self.impact_acc.fill(0.0);
         self.velocity.constant_residual_mut().fill(0.0);
         // V⁻ = v_n (configuration q_n) for the first problem.
@@ -814,8 +824,7 @@ impl Nsga {
                 .element_multipliers_mut(ie)
                 .copy_from_slice(&self.impact_acc[a..a + n]);
         }
-        self.state.pre_impact_active = false;
-        self.velocity.clear_admissible();
+        self.end_impact_sequence();
         self.note(2, &total);
         self.stats.stages_mut()[2].solves = problems;
         Self::notify_level(model, &mut self.state, &self.velocity, &self.smooth, &cx);

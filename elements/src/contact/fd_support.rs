@@ -48,6 +48,33 @@ pub(crate) fn sliding_status<G: UnilateralContact + Clone + 'static>(
     }
 }
 
+/// Check the Hessians of `base` against central differences at the position level and at the
+/// velocity level (closed and open at position level) for every sliding status (seeds from
+/// `seed`).
+pub(crate) fn check_every_status<G: UnilateralContact + Clone + 'static>(
+    base: &ContactElement<G>,
+    seed: u64,
+) {
+    for status in [Status::Gap, Status::Stick, Status::Slip] {
+        let p = check(base, Level::Position, status, seed);
+        let mut closed = base.clone();
+        closed.history_mut().closed = true;
+        let v = check(&closed, Level::Velocity, status, seed);
+        let open = check(base, Level::Velocity, status, seed);
+        eprintln!(
+            "{} {status:?}: position {p:.1e}, velocity {v:.1e}, velocity (open at position) \
+             {open:.1e}",
+            base.type_name()
+        );
+        // Central differences with ε = 1e-6: truncation O(ε²) ≈ 1e-12 and round-off
+        // ≈ 1e-16·|F|/ε ≈ 1e-9 for |F| ~ 1e2; 1e-6 still catches any missing term.
+        assert!(
+            p < 1e-6 && v < 1e-6 && open < 1e-6,
+            "{status:?}: {p} {v} {open}"
+        );
+    }
+}
+
 /// Largest relative error of the Hessian of `e` at `level` against central differences over
 /// four random fixtures (seeds from `seed`) whose multipliers put it in `status`.
 pub(crate) fn check<G: UnilateralContact + Clone + 'static>(

@@ -405,7 +405,6 @@ saltus_core::register_element! {
 mod tests {
     use super::*;
     use nalgebra::Matrix3;
-    use saltus_core::contact::law::Status;
     use saltus_core::contact::UnilateralContact;
     use saltus_core::fd::stage_contexts;
     use saltus_core::stage::participates;
@@ -422,10 +421,6 @@ mod tests {
         .friction(0.4)
         .restitution(0.5, 0.2)
         .resistance(0.05, 0.03)
-    }
-
-    fn check(e: &PlaneContact, level: Level, status: Status) -> f64 {
-        super::super::fd_support::check(e, level, status, 100)
     }
 
     fn position_gaps(e: &PlaneContact, s: &LocalState<'_>) -> SlidingGaps {
@@ -461,23 +456,7 @@ mod tests {
             .friction(0.4)
             .restitution(0.3, 0.1);
         for base in [sphere(), point] {
-            for status in [Status::Gap, Status::Stick, Status::Slip] {
-                let p = check(&base, Level::Position, status);
-                let mut closed = base.clone();
-                closed.history_mut().closed = true;
-                let v = check(&closed, Level::Velocity, status);
-                let open = check(&base, Level::Velocity, status);
-                eprintln!(
-                    "{} {status:?}: position {p:.1e}, velocity {v:.1e}, velocity (open at position) {open:.1e}",
-                    base.type_name()
-                );
-                // Central differences with ε = 1e-6: truncation O(ε²) ≈ 1e-12 and round-off
-                // ≈ 1e-16·|F|/ε ≈ 1e-9 for |F| ~ 1e2; 1e-6 still catches any missing term.
-                assert!(
-                    p < 1e-6 && v < 1e-6 && open < 1e-6,
-                    "{status:?}: {p} {v} {open}"
-                );
-            }
+            super::super::fd_support::check_every_status(&base, 100);
         }
     }
 

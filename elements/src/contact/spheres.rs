@@ -497,7 +497,6 @@ saltus_core::register_element! {
 mod tests {
     use super::*;
     use saltus_core::constraint::Layout;
-    use saltus_core::contact::law::Status;
     use saltus_core::fd::{stage_contexts, Rng};
     use saltus_core::stage::participates;
     use saltus_core::Level;
@@ -515,10 +514,6 @@ mod tests {
             .unwrap()
             .friction(0.3)
             .restitution(0.4, -0.1)
-    }
-
-    fn check(e: &SphereContact, level: Level, status: Status) -> f64 {
-        super::super::fd_support::check(e, level, status, 300)
     }
 
     #[test]
@@ -541,23 +536,7 @@ mod tests {
     fn hessians_match_finite_differences_for_every_status() {
         let couples = outside().resistance(0.05, 0.03);
         for base in [outside(), inside(), couples] {
-            for status in [Status::Gap, Status::Stick, Status::Slip] {
-                let p = check(&base, Level::Position, status);
-                let mut closed = base.clone();
-                closed.history_mut().closed = true;
-                let v = check(&closed, Level::Velocity, status);
-                let open = check(&base, Level::Velocity, status);
-                eprintln!(
-                    "{} {status:?}: position {p:.1e}, velocity {v:.1e}, open {open:.1e}",
-                    base.type_name()
-                );
-                // Central differences with ε = 1e-6: truncation O(ε²) ≈ 1e-12 and round-off
-                // ≈ 1e-16·|F|/ε ≈ 1e-9 for |F| ~ 1e2; 1e-6 still catches any missing term.
-                assert!(
-                    p < 1e-6 && v < 1e-6 && open < 1e-6,
-                    "{status:?}: {p} {v} {open}"
-                );
-            }
+            super::super::fd_support::check_every_status(&base, 300);
         }
     }
 
