@@ -7,8 +7,9 @@
 //! iterations per stage, the time spent in the detection (the contact group's update, timed
 //! separately on the same states) and the final kinetic energy and highest centre.
 //!
-//! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous]`
-//! (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per step, no impact sequence).
+//! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous] [--cold]`
+//! (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per step, no impact sequence;
+//! `--cold`: no warm start of the contact multipliers).
 
 mod common;
 use saltus::core::fd::Rng;
@@ -82,6 +83,7 @@ fn main() {
         } else {
             NsgaOptions::default().impacts
         },
+        warm_start: !std::env::args().any(|a| a == "--cold"),
         ..NsgaOptions::default()
     };
     let steps = (t_end / h).round() as usize;

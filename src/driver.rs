@@ -116,6 +116,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
             }),
             ImpactMode::Simultaneous => None,
         },
+        warm_start: sim.warm_start,
         ..NsgaOptions::default()
     }
 }

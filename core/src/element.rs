@@ -387,6 +387,11 @@ pub trait Element: Send + Sync + fmt::Debug {
     /// Called after a level has converged (e.g. a contact freezes its position status for the
     /// velocity level's active set, spec §6).
     fn level_converged(&mut self, _cx: &StepCx, _s: &LocalState<'_>) {}
+    /// Starting multipliers of the element for a solve of the stage `cx` into `mult` (zeroed
+    /// by the caller; its length is the element's multiplier count at that level). Default:
+    /// zeros. Contacts start from their last converged multipliers (a warm start: only the
+    /// first Newton iterate changes, not the solution).
+    fn warm_start(&self, _cx: &StepCx, _mult: &mut [f64]) {}
     /// Called after the whole step has converged (history variables, reference frames).
     fn commit(&mut self, _s: &OutputState<'_>) {}
     /// Output channels (fixed for the element's lifetime).

@@ -86,6 +86,11 @@ pub struct NsgaOptions {
     /// `nsga.md` §9 ([`ImpactSequence`]); `None`: one velocity problem with every
     /// position-active contact (simultaneous impacts).
     pub impacts: Option<ImpactSequence>,
+    /// Start the position and velocity solves from each contact's last converged multipliers
+    /// (`Element::warm_start`; the first impact problem of a step only): a persistent contact
+    /// starts in its status. Changes the Newton path, not the converged solution; `false`:
+    /// every solve starts from zero multipliers.
+    pub warm_start: bool,
 }
 
 /// The multiple-impact sequence of the velocity stage (`nsga.md` §9, thesis Annex B §B.3).
@@ -151,6 +156,7 @@ impl Default for NsgaOptions {
             threads: 0,
             jacobian_reuse: Some(DEFAULT_JACOBIAN_REUSE),
             impacts: Some(ImpactSequence::default()),
+            warm_start: true,
         }
     }
 }
@@ -721,6 +727,9 @@ impl Nsga {
             _ => (2, &mut self.velocity),
         };
         stage.reset(&mut self.state);
+        if self.opts.warm_start {
+            stage.warm_start(model, &cx);
+        }
         let report = stage.newton(
             model,
             &mut self.state,
@@ -780,6 +789,11 @@ impl Nsga {
                 });
             }
             self.velocity.reset_multipliers();
+            if problems == 0 && self.opts.warm_start {
+                // Persistent contacts start from last step's impulses; later problems
+                // solve for fresh impulses on top of the accumulated ones (§9).
+                self.velocity.warm_start(model, &cx);
+            }
             let report = self.velocity.newton(
                 model,
                 &mut self.state,

@@ -329,6 +329,19 @@ impl Stage {
         self.mult.fill(0.0);
     }
 
+    /// Set the multipliers of the elements taking part (active and admissible) to their
+    /// [`saltus_core::Element::warm_start`] guesses for a solve of `cx` (after a reset: the
+    /// others stay zero). Only the first Newton iterate changes, not the converged solution.
+    pub fn warm_start(&mut self, model: &Model, cx: &StepCx) {
+        for (ie, element) in model.elements().iter().enumerate() {
+            let (a, n) = self.system.mult_range[ie];
+            if n == 0 || !self.system.active[ie] || !self.admissible[ie] {
+                continue;
+            }
+            element.warm_start(cx, &mut self.mult[a..a + n]);
+        }
+    }
+
     /// Mutable multipliers of element `ie` (empty if it has none at this stage).
     pub fn element_multipliers_mut(&mut self, ie: usize) -> &mut [f64] {
         let (a, n) = self.system.mult_range[ie];

@@ -143,6 +143,53 @@ pub struct ContactHistory {
     /// The contact carried a normal impulse in the last converged velocity stage (`σ_N > 0`):
     /// a persistent, loaded contact. Kept until the next velocity stage converges.
     pub loaded: bool,
+    /// Last converged multipliers of the position stage (`ν_N, ν_T`) and of the velocity stage
+    /// (`Λ_N, Λ_T`, then `χ_N, χ_T` with couples), with the scale `κ` and step size `h` they
+    /// were computed with: the start point of the next solve ([`WarmStart`]).
+    pub last: [WarmStart; 2],
+}
+
+/// Converged multipliers of one level kept as the next step's starting guess: a persistent
+/// contact (a resting pile, a loaded bearing ball) then starts its semi-smooth Newton solve in
+/// the right status, which the linearized system of that status resolves in one correction.
+/// Only the start point changes; the converged solution does not depend on it (`nsga.md` §7).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WarmStart {
+    /// Multipliers `λ` as solved (scaled by `κ`; up to 6: normal, 2 tangential, 3 couples).
+    pub mult: [f64; 6],
+    /// The level's scale `κ` they were solved with (`0`: nothing stored).
+    pub k: f64,
+    /// Step size `h` \[s\] of that solve.
+    pub h: f64,
+}
+
+impl WarmStart {
+    /// Keep the converged multipliers `mult` of a solve with scale `k` and step `h`.
+    pub fn store(&mut self, mult: &[f64], k: f64, h: f64) {
+        let n = mult.len().min(6);
+        self.mult = [0.0; 6];
+        self.mult[..n].copy_from_slice(&mult[..n]);
+        self.k = k;
+        self.h = h;
+    }
+
+    /// The starting multipliers for a solve with scale `k` and step `h` into `out`: the same
+    /// physical values `κλ`, an impulse scaled by `(h/h_stored)^power` (`power` 2 for the
+    /// position level's impulse × time, 1 for the velocity level's impulse of a persistent
+    /// force). Zeros when nothing is stored.
+    pub fn recall(&self, k: f64, h: f64, power: i32, out: &mut [f64]) {
+        if self.k == 0.0 || k == 0.0 || self.h == 0.0 {
+            out.fill(0.0);
+            return;
+        }
+        let f = self.k / k * (h / self.h).powi(power);
+        for (o, m) in out
+            .iter_mut()
+            .zip(self.mult.iter().chain(std::iter::repeat(&0.0)))
+        {
+            *o = f * m;
+        }
+    }
 }
 
 /// A contact as the stage assembly sees it: geometry, law data and history.
@@ -270,5 +317,34 @@ pub fn contact_row(
         position_impulse: scaled(s.mult_position, s.k[1]),
         impulse: scaled(s.mult_velocity, s.k[2]),
         status: c.history.status.map(|st| st.code() as u8),
+    }
+}
+
+#[cfg(test)]
+mod warm_start_tests {
+    use super::WarmStart;
+
+    /// The recalled multipliers carry the same physical `κλ` at another scale, scaled by the
+    /// step ratio to the given power; nothing stored recalls zeros.
+    #[test]
+    fn recall_keeps_the_physical_multipliers() {
+        let mut out = [7.0; 3];
+        WarmStart::default().recall(2.0, 1e-3, 1, &mut out);
+        assert_eq!(out, [0.0; 3]);
+        let mut w = WarmStart::default();
+        w.store(&[1.0, -2.0, 0.5], 4.0, 1e-3);
+        // Same κ and h: the stored values.
+        w.recall(4.0, 1e-3, 1, &mut out);
+        assert_eq!(out, [1.0, -2.0, 0.5]);
+        // κ halved: λ doubled (κλ kept); h halved: an impulse of a persistent force halves
+        // (power 1), a position-level one (impulse × time) quarters (power 2).
+        w.recall(2.0, 5e-4, 1, &mut out);
+        assert_eq!(out, [1.0, -2.0, 0.5]);
+        w.recall(2.0, 5e-4, 2, &mut out);
+        assert_eq!(out, [0.5, -1.0, 0.25]);
+        // A longer slice than stored: the rest is zero.
+        let mut long = [9.0; 6];
+        w.recall(4.0, 1e-3, 1, &mut long);
+        assert_eq!(long, [1.0, -2.0, 0.5, 0.0, 0.0, 0.0]);
     }
 }

@@ -211,6 +211,23 @@ fn scale_node_columns(k: &mut SMatrix<f64, MAX_LOCAL, MAX_LOCAL>, n: usize, size
     }
 }
 
+/// Slot of [`ContactHistory::last`] for a correction level.
+fn warm_slot(level: Level) -> usize {
+    usize::from(level != Level::Position)
+}
+
+/// The contact's starting multipliers for a solve of the correction stage `cx` (zeros before
+/// its first converged solve, and for a contact that was open): the last converged ones, same
+/// physical `κλ`, the position level's scaled by `(h/h_n)²` and the velocity level's by
+/// `h/h_n` (a persistent force's impulses). See [`crate::contact::WarmStart`].
+pub fn contact_warm_start(history: &ContactHistory, cx: &StepCx, mult: &mut [f64]) {
+    match cx.level {
+        Level::Position => history.last[0].recall(cx.k, cx.h, 2, mult),
+        Level::Velocity if history.closed => history.last[1].recall(cx.k, cx.h, 1, mult),
+        _ => mult.fill(0.0),
+    }
+}
+
 /// Update the contact's history after the stage `cx` converged (`nsga.md` §8.6): the position
 /// stage fixes the position active set `𝒜` (`ξ_N > 0`) and the position sliding status; the
 /// velocity stage, for a contact closed at position level, the velocity sliding, rolling and
@@ -228,6 +245,12 @@ pub fn contact_level_converged(
     }
     let m = Multipliers::from_slice(&s.mult[..nm]);
     let mu = c.law.friction;
+    match cx.level {
+        Level::Position | Level::Velocity => {
+            history.last[warm_slot(cx.level)].store(&s.mult[..nm], cx.k, cx.h)
+        }
+        _ => {}
+    }
     match cx.level {
         Level::Position => {
             let n = s.kinds.iter().map(|k| k.ndof()).sum();

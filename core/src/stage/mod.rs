@@ -30,8 +30,8 @@
 pub(crate) mod constraint;
 mod contact;
 
-pub use contact::contact_level_converged;
 pub(crate) use contact::couple_scaling;
+pub use contact::{contact_level_converged, contact_warm_start};
 
 use crate::constraint::Kinematics;
 use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};

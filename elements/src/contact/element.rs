@@ -6,7 +6,7 @@ use saltus_core::constraint::Layout;
 use saltus_core::contact::{
     ContactHistory, ContactJacobian, ContactLaw, ContactRef, UnilateralContact,
 };
-use saltus_core::stage::contact_level_converged;
+use saltus_core::stage::{contact_level_converged, contact_warm_start};
 use saltus_core::{Element, LocalState, NodeId, NodeKind, OutputSpec, OutputState, StepCx};
 
 /// A unilateral frictional contact element: geometry `G`, friction/restitution/resistance data
@@ -102,6 +102,10 @@ impl<G: UnilateralContact + Clone + 'static> Element for ContactElement<G> {
         let mut history = self.history;
         contact_level_converged(&self.contact(), &mut history, cx, s);
         self.history = history;
+    }
+
+    fn warm_start(&self, cx: &StepCx, mult: &mut [f64]) {
+        contact_warm_start(&self.history, cx, mult);
     }
 
     fn outputs(&self) -> Vec<OutputSpec> {

@@ -150,6 +150,10 @@ pub struct SimulationSettings {
     /// Safety cap on the impact problems of one step [-]. Default
     /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
     pub max_impact_problems: usize,
+    /// Start each contact's position and velocity solves from its last converged multipliers
+    /// (default `true`; `false` starts from zero, e.g. to compare iteration counts with the
+    /// thesis). The converged results do not depend on it.
+    pub warm_start: bool,
 }
 
 /// [`SimulationSettings::impacts`].
@@ -191,6 +195,7 @@ impl Default for SimulationSettings {
             impacts: ImpactMode::Sequence,
             impact_tolerance: DEFAULT_IMPACT_TOLERANCE,
             max_impact_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
+            warm_start: true,
         }
     }
 }
