@@ -42,6 +42,12 @@ impl Block {
             self.k.column_mut(j).as_mut_slice()[..size].fill(0.0);
         }
     }
+
+    /// Zero the leading `size` rows of `r` only (a residual-only evaluation: whatever the laws
+    /// add to `k` is not read).
+    fn reset_residual(&mut self, size: usize) {
+        self.r[..size].fill(0.0);
+    }
 }
 
 /// Reused storage of [`add_contact_terms`] (kept in the element scratch, ~6 kB: zeroing it
@@ -88,6 +94,7 @@ pub(super) fn add_contact_terms(
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
     scratch: &mut ContactScratch,
+    hessian: bool,
 ) -> Result<(), ElementError> {
     let layout = Layout::new(s.kinds);
     let n = layout.n();
@@ -99,10 +106,15 @@ pub(super) fn add_contact_terms(
     let m = Multipliers::from_slice(&s.mult[..nm]);
     let l = law::Layout::contiguous(n);
     let ContactScratch { block: b, curv } = scratch;
-    b.reset(n + nm);
+    if hessian {
+        b.reset(n + nm);
+    } else {
+        b.reset_residual(n + nm);
+    }
     let couples = c.geometry.couple_radius();
     if cx.level == Level::Position {
-        let curvatures = cx.dq_dv != 0.0;
+        // Curvatures enter the Hessian only.
+        let curvatures = hessian && cx.dq_dv != 0.0;
         if curvatures {
             for h in std::iter::once(&mut curv.h_n).chain(curv.h_t.iter_mut()) {
                 for j in 0..n {
@@ -113,9 +125,11 @@ pub(super) fn add_contact_terms(
         let gaps = position_gaps(c, s, curvatures.then_some(&mut *curv))?;
         let curv = curvatures.then_some(&*curv);
         law::sliding(sc, c.law.friction, &gaps, curv, &m, &l, b);
-        // Configuration columns: ∂q/∂u · T on rotational unknowns.
-        apply_tangent(&mut b.k, &layout, s, n + nm);
-        scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
+        if hessian {
+            // Configuration columns: ∂q/∂u · T on rotational unknowns.
+            apply_tangent(&mut b.k, &layout, s, n + nm);
+            scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
+        }
     } else if !c.history.closed || !s.admissible {
         law::sliding_forced_gap(sc, &m, &l, b);
         if let Some(r) = couples {
@@ -133,13 +147,17 @@ pub(super) fn add_contact_terms(
             law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
             law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
         }
-        scale_node_columns(&mut b.k, n, n + nm, cx.dv_dv);
+        if hessian {
+            scale_node_columns(&mut b.k, n, n + nm, cx.dv_dv);
+        }
     }
     let size = n + nm;
-    for j in 0..size {
-        let mut col = out.hessian.column_mut(j);
-        for i in 0..size {
-            col[i] += b.k[(i, j)];
+    if hessian {
+        for j in 0..size {
+            let mut col = out.hessian.column_mut(j);
+            for i in 0..size {
+                col[i] += b.k[(i, j)];
+            }
         }
     }
     for i in 0..size {

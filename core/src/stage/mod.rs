@@ -220,7 +220,7 @@ fn evaluate(
         constraint::add_constraint_terms(c, cx, s, out, hessian, &mut sc.kin, &mut sc.kin_s)?;
     }
     if let Some(c) = element.as_contact() {
-        contact::add_contact_terms(&c, cx, s, out, &mut sc.contact)?;
+        contact::add_contact_terms(&c, cx, s, out, &mut sc.contact, hessian)?;
     }
     if element.levels().contains(cx.level) {
         element.evaluate(cx, s, out)?;
