@@ -67,15 +67,20 @@ struct Run {
     summary: RunSummary,
 }
 
-fn run(warm_start: bool) -> Run {
-    let mut model = model();
-    let opts = NsgaOptions {
+/// 0.3 s at h = 1e-3 under gravity, with or without the warm start.
+fn options(warm_start: bool) -> NsgaOptions {
+    NsgaOptions {
         h: H,
         t_end: 0.3,
         gravity: Vector3::new(0.0, 0.0, -G),
         warm_start,
         ..Default::default()
-    };
+    }
+}
+
+fn run(warm_start: bool) -> Run {
+    let mut model = model();
+    let opts = options(warm_start);
     let mut solver = Nsga::new(&mut model, opts).unwrap();
     let mut sink = MemorySink::default();
     let summary = solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
@@ -180,13 +185,7 @@ fn pile(warm_start: bool) -> (Vec<NodeState>, RunSummary) {
             .plane(Vector3::new(0.0, -half, 0.0), Vector3::y())
             .plane(Vector3::new(0.0, half, 0.0), -Vector3::y()),
     );
-    let opts = NsgaOptions {
-        h: H,
-        t_end: 0.3,
-        gravity: Vector3::new(0.0, 0.0, -G),
-        warm_start,
-        ..Default::default()
-    };
+    let opts = options(warm_start);
     let mut solver = Nsga::new(&mut model, opts).unwrap();
     while solver.time() < 0.3 - 0.5 * H {
         solver.step(&mut model).unwrap();
