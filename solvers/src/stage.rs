@@ -450,17 +450,15 @@ impl Stage {
                 None => own,
             };
             let result = {
+                let (arrays, gathered, scratch) = state.parts();
                 let local =
-                    state
-                        .gathered
-                        .local(nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
+                    gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
                 let mut out = LocalSystem {
                     residual: r_loc.rows_mut(0, n),
                     hessian: h_loc.view_mut((0, 0), (n, n)),
                     reference: 0.0,
                 };
-                evaluate(element.as_ref(), cx, &local, &mut out, &mut state.scratch)
-                    .map(|()| out.reference)
+                evaluate(element.as_ref(), cx, &local, &mut out, scratch).map(|()| out.reference)
             };
             let extra = result.map_err(|source| SolveError::Element {
                 step,
@@ -558,6 +556,7 @@ impl Stage {
                             None => own,
                         };
                         let local = worker.gathered.local(
+                            arrays,
                             nn,
                             smooth_is_cur,
                             own,

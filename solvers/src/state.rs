@@ -68,8 +68,12 @@ pub(crate) struct NodeArrays<'a> {
     incr: &'a [Vector6<f64>],
 }
 
-/// Gather buffers: one element's node data in local order.
+/// Gather buffers: one element's node data in local order. An element whose nodes are
+/// consecutive in node order (a rigid body, a sphere–plane contact, neighbours in a chain) is
+/// not copied: its local view slices the state's arrays directly (`direct`).
 pub(crate) struct Gathered {
+    /// First node of the last gathered element when its nodes are consecutive.
+    direct: Option<usize>,
     kinds: Vec<NodeKind>,
     nodes: Vec<NodeState>,
     prev: Vec<NodeState>,
@@ -81,6 +85,7 @@ pub(crate) struct Gathered {
 impl Gathered {
     fn with_capacity(max_nodes: usize) -> Self {
         Gathered {
+            direct: None,
             kinds: vec![NodeKind::Point; max_nodes],
             nodes: vec![NodeState::default(); max_nodes],
             prev: vec![NodeState::default(); max_nodes],
@@ -98,6 +103,16 @@ impl Gathered {
 
     /// Copy the data of the nodes `ids` into the buffers; returns their count.
     pub(crate) fn gather(&mut self, a: NodeArrays<'_>, ids: &[saltus_core::NodeId]) -> usize {
+        let first = ids.first().map_or(0, |id| id.index());
+        let consecutive = ids
+            .iter()
+            .enumerate()
+            .all(|(k, id)| id.index() == first + k);
+        if consecutive {
+            self.direct = Some(first);
+            return ids.len();
+        }
+        self.direct = None;
         for (k, id) in ids.iter().enumerate() {
             let i = id.index();
             self.kinds[k] = a.kinds[i];
@@ -114,26 +129,47 @@ impl Gathered {
     /// makes the base state the current iterate (the smooth stage is its own base).
     pub(crate) fn local<'a>(
         &'a self,
+        a: NodeArrays<'a>,
         nn: usize,
         smooth_is_cur: bool,
         mult: &'a [f64],
         mult_smooth: &'a [f64],
         admissible: bool,
     ) -> LocalState<'a> {
+        let v = self.view(a, nn);
         LocalState {
-            kinds: &self.kinds[..nn],
-            nodes: &self.nodes[..nn],
-            prev: &self.prev[..nn],
-            smooth: if smooth_is_cur {
-                &self.nodes[..nn]
-            } else {
-                &self.smooth[..nn]
-            },
-            rot_tangent: &self.tangent[..nn],
-            incr: &self.incr[..nn],
+            kinds: v.kinds,
+            nodes: v.cur,
+            prev: v.prev,
+            smooth: if smooth_is_cur { v.cur } else { v.smooth },
+            rot_tangent: v.tangent,
+            incr: v.incr,
             mult,
             mult_smooth,
             admissible,
+        }
+    }
+
+    /// The last gathered element's node data (`nn` nodes, same arrays as [`NodeArrays`]):
+    /// slices of `a` for consecutive nodes, else the gather buffers.
+    pub(crate) fn view<'a>(&'a self, a: NodeArrays<'a>, nn: usize) -> NodeArrays<'a> {
+        match self.direct {
+            Some(i) => NodeArrays {
+                kinds: &a.kinds[i..i + nn],
+                cur: &a.cur[i..i + nn],
+                prev: &a.prev[i..i + nn],
+                smooth: &a.smooth[i..i + nn],
+                tangent: &a.tangent[i..i + nn],
+                incr: &a.incr[i..i + nn],
+            },
+            None => NodeArrays {
+                kinds: &self.kinds[..nn],
+                cur: &self.nodes[..nn],
+                prev: &self.prev[..nn],
+                smooth: &self.smooth[..nn],
+                tangent: &self.tangent[..nn],
+                incr: &self.incr[..nn],
+            },
         }
     }
 }
@@ -278,6 +314,14 @@ impl State {
 
     /// Gather element `ie`'s node data into the gather buffers; returns the node count.
     pub fn gather(&mut self, model: &Model, ie: usize) -> usize {
+        let (arrays, gathered, _) = self.parts();
+        gathered.gather(arrays, model.elements()[ie].nodes())
+    }
+
+    /// The node arrays elements read (with the pre-impact states as `prev` while
+    /// [`State::pre_impact_active`]), the gather buffers and the evaluation scratch, borrowed
+    /// apart.
+    pub(crate) fn parts(&mut self) -> (NodeArrays<'_>, &mut Gathered, &mut Scratch) {
         let arrays = NodeArrays {
             kinds: &self.kinds,
             cur: &self.cur,
@@ -290,7 +334,7 @@ impl State {
             tangent: &self.tangent,
             incr: &self.incr,
         };
-        self.gathered.gather(arrays, model.elements()[ie].nodes())
+        (arrays, &mut self.gathered, &mut self.scratch)
     }
 
     /// Local view of the last gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
@@ -303,23 +347,23 @@ impl State {
         mult_smooth: &'a [f64],
     ) -> LocalState<'a> {
         self.gathered
-            .local(nn, smooth_is_cur, mult, mult_smooth, true)
+            .local(self.arrays(), nn, smooth_is_cur, mult, mult_smooth, true)
     }
 
     /// The gathered node states of the last gathered element.
     pub fn gathered_nodes(&self, nn: usize) -> &[NodeState] {
-        &self.gathered.nodes[..nn]
+        self.gathered.view(self.arrays(), nn).cur
     }
 
     /// The gathered `prev` states of the last gathered element (the pre-impact states inside
     /// an impact sequence).
     pub fn gathered_prev(&self, nn: usize) -> &[NodeState] {
-        &self.gathered.prev[..nn]
+        self.gathered.view(self.arrays(), nn).prev
     }
 
     /// The node kinds of the last gathered element.
     pub fn gathered_kinds(&self, nn: usize) -> &[NodeKind] {
-        &self.gathered.kinds[..nn]
+        self.gathered.view(self.arrays(), nn).kinds
     }
 
     /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
