@@ -273,6 +273,34 @@ friction = 0.0
     assert!(solver.nodes()[0].v.x.abs() < 1e-8);
     assert!((solver.nodes()[1].v.x - 1.0).abs() < 1e-8);
 
+    // The group's speed-dependent friction reaches the contacts it creates.
+    let decaying = text.replace(
+        "restitution = 1.0",
+        "restitution = 1.0\nfriction_decay = 0.1\nfriction_decay_rate = 2.0",
+    );
+    let mut model = saltus::io::parse_str(&decaying, saltus::io::Format::Toml, "balls.toml")
+        .unwrap()
+        .model;
+    let mut solver = Nsga::new(
+        &mut model,
+        NsgaOptions {
+            h: 1e-3,
+            t_end: 1e-3,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    solver.step(&mut model).unwrap();
+    let laws: Vec<_> = model
+        .elements()
+        .iter()
+        .zip(model.element_names())
+        .filter(|(_, name)| name.starts_with("balls:"))
+        .map(|(e, _)| e.as_contact().unwrap().law.friction_decay)
+        .collect();
+    assert_eq!(laws.len(), 1);
+    assert_eq!((laws[0].extra, laws[0].rate), (0.1, 2.0));
+
     // Errors locate the entry and name the key.
     for (bad, key) in [
         (
@@ -293,6 +321,13 @@ friction = 0.0
         (
             text.replace("restitution = 1.0", "restitutio = 1.0"),
             "restitutio",
+        ),
+        (
+            text.replace(
+                "restitution = 1.0",
+                "restitution = 1.0\nfriction_decay_rate = -1.0",
+            ),
+            "friction_decay_rate",
         ),
     ] {
         let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "balls.toml").unwrap_err();

@@ -40,6 +40,22 @@ pub struct ContactLaw {
     pub rolling_resistance: f64,
     /// Spinning resistance length `γ_s ≥ 0` \[m\] (contacts with couples only).
     pub spinning_resistance: f64,
+    /// Speed dependence of the friction coefficient (zero: constant `μ`).
+    pub friction_decay: FrictionDecay,
+}
+
+/// A friction coefficient that falls with the sliding speed, `μ(v) = μ + a e^{−b v}` (the
+/// exponential fit of ball–ball friction against the relative surface speed used for
+/// billiard balls by Alciatore, spec `validation-cases.md` V11: `μ = 0.00995`, `a = 0.108`,
+/// `b = 1.088 s/m`). `v` is the relative sliding speed of the contact points at the start of
+/// the step — the pre-impact state of an impact problem — so `μ` is constant within a solve
+/// and the Newton matrices are unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrictionDecay {
+    /// Extra coefficient `a ≥ 0` at zero sliding speed.
+    pub extra: f64,
+    /// Decay rate `b ≥ 0` \[s/m\].
+    pub rate: f64,
 }
 
 /// The contact frame at one configuration (post-processing, the HDF5 contact table, schemes
@@ -204,6 +220,20 @@ pub struct ContactRef<'a> {
 }
 
 impl ContactRef<'_> {
+    /// Friction coefficient of the step, `μ + a e^{−b v_s}` ([`FrictionDecay`]), with
+    /// `v_s = ‖G_T(q⁻) v⁻‖` the relative sliding speed of the contact points at the step-start
+    /// (pre-impact) states `prev`; the constant `μ` without decay.
+    pub fn friction(&self, prev: &[NodeState], layout: &Layout) -> f64 {
+        let d = self.law.friction_decay;
+        if d.extra == 0.0 {
+            return self.law.friction;
+        }
+        let mut j = ContactJacobian::zeros();
+        self.geometry.jacobian(prev, prev, &mut j);
+        let speed = (j.tangential * layout.velocity(prev)).norm();
+        self.law.friction + d.extra * (-d.rate * speed).exp()
+    }
+
     /// Multipliers at the position stage (`ν_N, ν_T`) and velocity stage (`Λ_N, Λ_T` and, with
     /// couples, `χ_N, χ_T`).
     pub fn n_mult(&self, level: crate::Level) -> usize {

@@ -124,7 +124,7 @@ pub(super) fn add_contact_terms(
         }
         let gaps = position_gaps(c, s, curvatures.then_some(&mut *curv))?;
         let curv = curvatures.then_some(&*curv);
-        law::sliding(sc, c.law.friction, &gaps, curv, &m, &l, b);
+        law::sliding(sc, c.friction(s.prev, &layout), &gaps, curv, &m, &l, b);
         if hessian {
             // Configuration columns: ∂q/∂u · T on rotational unknowns.
             apply_tangent(&mut b.k, &layout, s, n + nm);
@@ -140,7 +140,7 @@ pub(super) fn add_contact_terms(
     } else {
         let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
         check_finite(c, &gaps)?;
-        law::sliding(sc, c.law.friction, &gaps, None, &m, &l, b);
+        law::sliding(sc, c.friction(s.prev, &layout), &gaps, None, &m, &l, b);
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
             let (rho, gamma) = (c.law.rolling_resistance, c.law.spinning_resistance);
@@ -262,7 +262,7 @@ pub fn contact_level_converged(
         return;
     }
     let m = Multipliers::from_slice(&s.mult[..nm]);
-    let mu = c.law.friction;
+    let mu = c.friction(s.prev, &Layout::new(s.kinds));
     match cx.level {
         Level::Position | Level::Velocity => {
             history.last[warm_slot(cx.level)].store(&s.mult[..nm], cx.k, cx.h)

@@ -4,7 +4,7 @@
 
 use saltus_core::constraint::Layout;
 use saltus_core::contact::{
-    ContactHistory, ContactJacobian, ContactLaw, ContactRef, UnilateralContact,
+    ContactHistory, ContactJacobian, ContactLaw, ContactRef, FrictionDecay, UnilateralContact,
 };
 use saltus_core::stage::{contact_level_converged, contact_warm_start};
 use saltus_core::{Element, LocalState, NodeId, NodeKind, OutputSpec, OutputState, StepCx};
@@ -33,6 +33,14 @@ impl<G: UnilateralContact> ContactElement<G> {
     /// Coulomb friction coefficient `μ ≥ 0`.
     pub fn friction(mut self, mu: f64) -> Self {
         self.law.friction = mu;
+        self
+    }
+
+    /// Friction falling with the sliding speed: `μ(v) = μ + extra · e^{−rate v}` at the
+    /// step-start relative sliding speed `v` of the contact points (`rate` in s/m; see
+    /// [`FrictionDecay`]).
+    pub fn friction_decay(mut self, extra: f64, rate: f64) -> Self {
+        self.law.friction_decay = FrictionDecay { extra, rate };
         self
     }
 

@@ -129,6 +129,13 @@ impl ContactGroup {
         self
     }
 
+    /// Friction falling with the sliding speed, `μ(v) = μ + extra · e^{−rate v}` (`rate` in
+    /// s/m; `saltus_core::contact::FrictionDecay`).
+    pub fn friction_decay(mut self, extra: f64, rate: f64) -> Self {
+        self.law.friction_decay = saltus_core::contact::FrictionDecay { extra, rate };
+        self
+    }
+
     /// Detection margin \[m\] (≥ 0); default [`DEFAULT_MARGIN_FRACTION`] of the smallest radius.
     pub fn margin(mut self, margin: f64) -> Self {
         self.margin = Some(margin);
@@ -201,6 +208,8 @@ impl ContactGroup {
             ("friction", l.friction),
             ("rolling_resistance", l.rolling_resistance),
             ("spinning_resistance", l.spinning_resistance),
+            ("friction_decay", l.friction_decay.extra),
+            ("friction_decay_rate", l.friction_decay.rate),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(bad(name, format!("must be finite and >= 0, got {v}")));
@@ -296,6 +305,7 @@ impl ContactGroup {
                 let (b, rb) = self.members[j as usize];
                 let c = SphereContact::spheres(a, b, ra, rb)?
                     .friction(law.friction)
+                    .friction_decay(law.friction_decay.extra, law.friction_decay.rate)
                     .restitution(law.restitution, law.tangential_restitution)
                     .resistance(law.rolling_resistance, law.spinning_resistance);
                 Ok((
@@ -308,6 +318,7 @@ impl ContactGroup {
                 let plane = self.planes[p as usize];
                 let c = PlaneContact::sphere(a, ra, plane.point, plane.normal)?
                     .friction(law.friction)
+                    .friction_decay(law.friction_decay.extra, law.friction_decay.rate)
                     .restitution(law.restitution, law.tangential_restitution)
                     .resistance(law.rolling_resistance, law.spinning_resistance);
                 Ok((
@@ -398,6 +409,10 @@ struct GroupSpec {
     #[serde(default)]
     spinning_resistance: f64,
     #[serde(default)]
+    friction_decay: f64,
+    #[serde(default)]
+    friction_decay_rate: f64,
+    #[serde(default)]
     margin: Option<f64>,
 }
 
@@ -454,7 +469,8 @@ fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>
         .self_contact(spec.self_contact)
         .friction(spec.friction)
         .restitution(spec.restitution, spec.tangential_restitution)
-        .resistance(spec.rolling_resistance, spec.spinning_resistance);
+        .resistance(spec.rolling_resistance, spec.spinning_resistance)
+        .friction_decay(spec.friction_decay, spec.friction_decay_rate);
     if let Some(m) = spec.margin {
         group = group.margin(m);
     }
@@ -489,6 +505,6 @@ fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>
 saltus_core::register_composite! {
     key: "contact_groups",
     label: "contact group",
-    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, margin)",
+    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, friction_decay, friction_decay_rate, margin)",
     expand: expand_group,
 }

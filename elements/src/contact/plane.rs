@@ -59,6 +59,13 @@ pub struct PlaneContactSpec {
     /// Spinning resistance length `γ_s` \[m\] (≥ 0, default 0; sphere only).
     #[serde(default)]
     pub spinning_resistance: f64,
+    /// Friction falling with the sliding speed `v`: `μ(v) = friction + friction_decay ·
+    /// e^{−friction_decay_rate · v}` (≥ 0, default 0: constant μ).
+    #[serde(default)]
+    pub friction_decay: f64,
+    /// Decay rate of `friction_decay` \[s/m\] (≥ 0, default 0).
+    #[serde(default)]
+    pub friction_decay_rate: f64,
 }
 
 /// Geometry of a sphere (frame node) or a point (point node) against a fixed plane.
@@ -328,6 +335,8 @@ fn build(
     require_non_negative(def, "friction", spec.friction)?;
     require_non_negative(def, "rolling_resistance", spec.rolling_resistance)?;
     require_non_negative(def, "spinning_resistance", spec.spinning_resistance)?;
+    require_non_negative(def, "friction_decay", spec.friction_decay)?;
+    require_non_negative(def, "friction_decay_rate", spec.friction_decay_rate)?;
     if !(0.0..=1.0).contains(&spec.restitution) {
         return Err(BuildError::InvalidParameter {
             element: def.name.clone(),
@@ -369,6 +378,7 @@ fn build(
     })?;
     Ok(Box::new(
         c.friction(spec.friction)
+            .friction_decay(spec.friction_decay, spec.friction_decay_rate)
             .restitution(spec.restitution, spec.tangential_restitution)
             .resistance(spec.rolling_resistance, spec.spinning_resistance),
     ))

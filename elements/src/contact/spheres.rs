@@ -405,6 +405,14 @@ pub struct LawSpec {
     /// Spinning resistance length `γ_s` \[m\] (≥ 0, default 0).
     #[serde(default)]
     pub spinning_resistance: f64,
+    /// Friction falling with the sliding speed `v`: `μ(v) = friction + friction_decay ·
+    /// e^{−friction_decay_rate · v}` (≥ 0, default 0: constant μ; see
+    /// `saltus_core::contact::FrictionDecay`).
+    #[serde(default)]
+    pub friction_decay: f64,
+    /// Decay rate of [`LawSpec::friction_decay`] \[s/m\] (≥ 0, default 0).
+    #[serde(default)]
+    pub friction_decay_rate: f64,
 }
 
 impl LawSpec {
@@ -413,6 +421,8 @@ impl LawSpec {
         require_non_negative(def, "friction", self.friction)?;
         require_non_negative(def, "rolling_resistance", self.rolling_resistance)?;
         require_non_negative(def, "spinning_resistance", self.spinning_resistance)?;
+        require_non_negative(def, "friction_decay", self.friction_decay)?;
+        require_non_negative(def, "friction_decay_rate", self.friction_decay_rate)?;
         let range = |parameter: &str, v: f64, lo: f64| {
             if (lo..=1.0).contains(&v) {
                 Ok(())
@@ -431,6 +441,7 @@ impl LawSpec {
     /// Apply the law to a sphere contact.
     pub fn apply(&self, c: SphereContact) -> SphereContact {
         c.friction(self.friction)
+            .friction_decay(self.friction_decay, self.friction_decay_rate)
             .restitution(self.restitution, self.tangential_restitution)
             .resistance(self.rolling_resistance, self.spinning_resistance)
     }
