@@ -20,13 +20,15 @@ struct Ball {
     w: Vector3<f64>,
 }
 
-/// Contact data: cloth `(μ, e_N)`, ball–ball `(μ, e_N)`.
+/// Contact data: cloth `(μ, e_N)`, ball–ball `(μ, e_N)` and the ball–ball friction's decay
+/// with the sliding speed `(a, b)` (`FrictionDecay`; zero: constant).
 struct Table {
     r: f64,
     m: f64,
     inertia: f64,
     cloth: (f64, f64),
     ball: (f64, f64),
+    ball_decay: (f64, f64),
 }
 
 /// Balls on the table, a cloth contact each and a contact between every pair.
@@ -59,6 +61,7 @@ fn table(t: &Table, balls: &[Ball]) -> Model {
             let c = SphereContact::spheres(ids[j], ids[i], t.r, t.r)
                 .unwrap()
                 .friction(t.ball.0)
+                .friction_decay(t.ball_decay.0, t.ball_decay.1)
                 .restitution(t.ball.1, 0.0);
             model
                 .add_element(format!("balls{}{}", i + 1, j + 1), c)
@@ -89,6 +92,7 @@ fn v12(cloth: (f64, f64), ball: (f64, f64)) -> (Table, Vec<Ball>) {
         inertia: 0.000057,
         cloth,
         ball,
+        ball_decay: (0.0, 0.0),
     };
     let z = t.r;
     let x2 = 2.0 * t.r + V12_GAP;
@@ -213,6 +217,7 @@ fn v13_bernoulli_problem_is_one_simultaneous_impact() {
         inertia: 0.4,
         cloth: (0.0, 1.0),
         ball: (0.0, 1.0),
+        ball_decay: (0.0, 0.0),
     };
     let alpha = 30f64.to_radians();
     let d = 2.0 * t.r;
@@ -380,6 +385,23 @@ fn v08_spheres_driven_by_a_torque_stick_then_slip() {
     assert!(errors[1] / errors[0] < 0.65, "{errors:?}");
 }
 
+/// A cue ball rolling at `v0` along x towards an object ball at rest 0.2 m ahead, offset
+/// sideways by `2r sin φ` (cut angle φ).
+fn rolling_cue_shot(r: f64, v0: f64, phi: f64) -> Vec<Ball> {
+    vec![
+        Ball {
+            x: Vector3::new(0.0, 0.0, r),
+            v: Vector3::new(v0, 0.0, 0.0),
+            w: Vector3::new(0.0, v0 / r, 0.0),
+        },
+        Ball {
+            x: Vector3::new(0.2, 2.0 * r * phi.sin(), r),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        },
+    ]
+}
+
 /// V09 "30° rule": the cue ball, rolling at 1.8 m/s, hits the object ball at rest with hit
 /// fraction f (cut angle φ = asin(1 − f)); frictionless ball–ball impact with e_N = 1, cloth
 /// μ = 0.2, e_N = 1 (billiard data: r = 2.8575 cm, m = 0.17 kg, solid spheres). Once the cue
@@ -395,24 +417,13 @@ fn v09_cue_ball_deflection_follows_the_30_degree_rule() {
         inertia: 0.4 * m * r * r,
         cloth: (0.2, 1.0),
         ball: (0.0, 1.0),
+        ball_decay: (0.0, 0.0),
     };
     let v0 = 1.8;
     let h = 1e-4;
     for f in [0.125, 0.25, 0.5, 0.75, 0.875] {
         let phi = (1.0_f64 - f).asin();
-        let balls = vec![
-            Ball {
-                x: Vector3::new(0.0, 0.0, r),
-                v: Vector3::new(v0, 0.0, 0.0),
-                w: Vector3::new(0.0, v0 / r, 0.0),
-            },
-            Ball {
-                x: Vector3::new(0.2, 2.0 * r * phi.sin(), r),
-                v: Vector3::zeros(),
-                w: Vector3::zeros(),
-            },
-        ];
-        let mut model = table(&t, &balls);
+        let mut model = table(&t, &rolling_cue_shot(r, v0, phi));
         let mut solver = Nsga::new(&mut model, options(h, 1.0)).unwrap();
         let mut hit = false;
         let mut deflection = None;
@@ -469,20 +480,9 @@ fn v10_collision_with_restitution_follows_the_sliding_parabola() {
             inertia: 0.4 * m * r * r,
             cloth: (mu, 1.0),
             ball: (0.0, e),
+            ball_decay: (0.0, 0.0),
         };
-        let balls = vec![
-            Ball {
-                x: Vector3::new(0.0, 0.0, r),
-                v: Vector3::new(v0, 0.0, 0.0),
-                w: Vector3::new(0.0, v0 / r, 0.0),
-            },
-            Ball {
-                x: Vector3::new(0.2, 2.0 * r * phi.sin(), r),
-                v: Vector3::zeros(),
-                w: Vector3::zeros(),
-            },
-        ];
-        let mut model = table(&t, &balls);
+        let mut model = table(&t, &rolling_cue_shot(r, v0, phi));
         let mut solver = Nsga::new(&mut model, options(h, 1.0)).unwrap();
         // Impact: the first step that sets the object ball moving; rolling again: slip < 1e-9.
         let mut impact = None;
@@ -620,36 +620,16 @@ fn v11_throw(phi_deg: f64, side: f64, rolling: f64) -> (f64, f64) {
             w: Vector3::zeros(),
         },
     ];
-    // Frictionless, plastic cloth; one ball–ball contact with the decaying friction.
-    let mut model = Model::new();
-    let ids: Vec<NodeId> = balls
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let id = model
-                .add_node(
-                    NodeDef::frame(format!("ball{}", i + 1), b.x)
-                        .velocity(b.v)
-                        .angular_velocity(b.w),
-                )
-                .unwrap();
-            model
-                .add_element(
-                    format!("body{}", i + 1),
-                    RigidBody::principal(id, m, Vector3::repeat(inertia)).unwrap(),
-                )
-                .unwrap();
-            let cloth = PlaneContact::sphere(id, r, Vector3::zeros(), Vector3::z()).unwrap();
-            model.add_element(format!("cloth{}", i + 1), cloth).unwrap();
-            id
-        })
-        .collect();
-    let contact = SphereContact::spheres(ids[0], ids[1], r, r)
-        .unwrap()
-        .friction(9.951e-3)
-        .friction_decay(0.108, 1.088)
-        .restitution(1.0, 0.0);
-    model.add_element("balls", contact).unwrap();
+    // Frictionless, plastic cloth; the ball–ball contact with the decaying friction.
+    let t = Table {
+        r,
+        m,
+        inertia,
+        cloth: (0.0, 0.0),
+        ball: (9.951e-3, 1.0),
+        ball_decay: (0.108, 1.088),
+    };
+    let mut model = table(&t, &balls);
     let h = 1e-5;
     let mut solver = Nsga::new(&mut model, options(h, 1.0)).unwrap();
     for _ in 0..20 {
