@@ -7,6 +7,7 @@
 pub mod assembly;
 pub mod constraint;
 pub mod contact;
+pub mod contact_force;
 pub mod element;
 pub mod fd;
 pub mod lie;
