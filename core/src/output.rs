@@ -144,6 +144,17 @@ pub struct ContactRow {
     pub position_impulse: [f64; 3],
     /// Impulses of the step `k_v [Λ_N, Λ_T1, Λ_T2]` \[N s\] (normal, along `t̂₁`, `t̂₂`).
     pub impulse: [f64; 3],
+    /// Normal relative velocity `ġ_N` \[m/s\] (positive separating): before the contact's
+    /// impact in the step (`G_N(q_n) V⁻`, with `V⁻` the pre-impact velocity of the first impact
+    /// problem in which it took an impulse, `v_n` if it took none; NaN in the initial record)
+    /// and at the end of the step. Its negative is the approach speed `δ̇_i` of the contact
+    /// force recovery (`contact-force.md` §2.3).
+    pub normal_velocity: [f64; 2],
+    /// Normal restitution `e_N` of the contact's law.
+    pub restitution: f64,
+    /// Effective radius `R* = 1/(1/R_a + 1/R_b)` \[m\] of the touching surfaces (Hertz contact,
+    /// `contact-force.md` §4); NaN for a contact without curved surfaces.
+    pub radius: f64,
     /// Statuses (0 open, 1 stick, 2 slip): position sliding, velocity sliding, rolling,
     /// spinning.
     pub status: [u8; 4],

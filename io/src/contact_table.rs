@@ -12,6 +12,9 @@
 //! | `/contacts/gap` | `[m]` | f64 | m |
 //! | `/contacts/position_impulse` | `[m, 3]` | f64 `k_p [ν_N, ν_T1, ν_T2]` | kg*m |
 //! | `/contacts/impulse` | `[m, 3]` | f64 `k_v [Λ_N, Λ_T1, Λ_T2]` | N*s |
+//! | `/contacts/normal_velocity` | `[m, 2]` | f64 `ġ_N` before the contact's impact, at the end of the step | m/s |
+//! | `/contacts/restitution` | `[m]` | f64 `e_N` of the contact | – |
+//! | `/contacts/radius` | `[m]` | f64 effective radius `R*` of the touching surfaces (NaN: none) | m |
 //! | `/contacts/status` | `[m, 4]` | u8 (0 open, 1 stick, 2 slip) | – |
 //!
 //! Also the buffered extendible dataset [`Column`] that every per-step dataset of the file
@@ -179,6 +182,9 @@ pub(crate) struct ContactTable {
     gap: Column<f64>,
     position_impulse: Column<f64>,
     impulse: Column<f64>,
+    normal_velocity: Column<f64>,
+    restitution: Column<f64>,
+    radius: Column<f64>,
     status: Column<u8>,
     /// Rows on disk.
     written: usize,
@@ -259,6 +265,30 @@ impl ContactTable {
                 "N*s",
                 "velocity-level impulses of the step k_v [Lambda_N, Lambda_T1, Lambda_T2] (normal, along t1, t2)",
             )?,
+            normal_velocity: Column::create(
+                &g,
+                gp,
+                "normal_velocity",
+                &[2],
+                "m/s",
+                "normal relative velocity dg_N/dt (positive separating): before the contact's impact in the step (pre-impact velocity of the first impact problem in which it took an impulse, else the step start; NaN in record 0) and at the end of the step",
+            )?,
+            restitution: Column::create(
+                &g,
+                gp,
+                "restitution",
+                &[],
+                "1",
+                "normal restitution e_N of the contact",
+            )?,
+            radius: Column::create(
+                &g,
+                gp,
+                "radius",
+                &[],
+                "m",
+                "effective radius R* = 1/(1/R_a + 1/R_b) of the touching surfaces (a cavity counts negative; NaN: no curved surfaces)",
+            )?,
             status: Column::create(
                 &g,
                 gp,
@@ -285,6 +315,10 @@ impl ContactTable {
         self.position_impulse
             .extend(rows.iter().flat_map(|r| r.position_impulse));
         self.impulse.extend(rows.iter().flat_map(|r| r.impulse));
+        self.normal_velocity
+            .extend(rows.iter().flat_map(|r| r.normal_velocity));
+        self.restitution.extend(rows.iter().map(|r| r.restitution));
+        self.radius.extend(rows.iter().map(|r| r.radius));
         self.status.extend(rows.iter().flat_map(|r| r.status));
     }
 
@@ -300,6 +334,9 @@ impl ContactTable {
             + self.gap.row_bytes()
             + self.position_impulse.row_bytes()
             + self.impulse.row_bytes()
+            + self.normal_velocity.row_bytes()
+            + self.restitution.row_bytes()
+            + self.radius.row_bytes()
             + self.status.row_bytes();
         (self.count.row_bytes(), row)
     }
@@ -322,6 +359,9 @@ impl ContactTable {
         self.gap.reserve(rows);
         self.position_impulse.reserve(rows);
         self.impulse.reserve(rows);
+        self.normal_velocity.reserve(rows);
+        self.restitution.reserve(rows);
+        self.radius.reserve(rows);
         self.status.reserve(rows);
     }
 
@@ -340,6 +380,9 @@ impl ContactTable {
         self.gap.write(start, m)?;
         self.position_impulse.write(start, m)?;
         self.impulse.write(start, m)?;
+        self.normal_velocity.write(start, m)?;
+        self.restitution.write(start, m)?;
+        self.radius.write(start, m)?;
         self.status.write(start, m)
     }
 
@@ -357,6 +400,9 @@ impl ContactTable {
         self.gap.clear();
         self.position_impulse.clear();
         self.impulse.clear();
+        self.normal_velocity.clear();
+        self.restitution.clear();
+        self.radius.clear();
         self.status.clear();
     }
 }

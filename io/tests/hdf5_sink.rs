@@ -156,6 +156,9 @@ fn contact_table_rows_per_record() {
         gap,
         position_impulse: [gap, -gap, 0.5],
         impulse: [4.0 * gap, 0.0, -1.0],
+        normal_velocity: [-2.0 * gap, gap],
+        restitution: 0.5,
+        radius: 2.0 * gap,
         status: [1, 2, 0, id as u8],
     };
     let tables = [vec![row(7, 0.1), row(9, 0.2)], vec![], vec![row(9, 0.3)]];
@@ -189,6 +192,12 @@ fn contact_table_rows_per_record() {
     assert_eq!(&p[6..9], &[0.3, 2.0 * 0.3, 3.0 * 0.3]);
     let imp = f64s("contacts/impulse");
     assert_eq!(&imp[..3], &[0.4, 0.0, -1.0]);
+    assert_eq!(
+        f64s("contacts/normal_velocity"),
+        vec![-0.2, 0.1, -0.4, 0.2, -0.6, 0.3]
+    );
+    assert_eq!(f64s("contacts/restitution"), vec![0.5; 3]);
+    assert_eq!(f64s("contacts/radius"), vec![0.2, 0.4, 0.6]);
     let status = file.dataset("contacts/status").unwrap();
     assert_eq!(status.shape(), vec![3, 4]);
     let st: Vec<u8> = status.read_raw().unwrap();

@@ -375,6 +375,11 @@ pub struct Nsga {
     /// Accumulated velocity multipliers `Λ^acc` of the impact problems of the current step
     /// (layout of the velocity stage's multipliers).
     impact_acc: Vec<f64>,
+    /// Per element: the normal rate `ġ_N = G_N(q_n) V⁻` \[m/s\] of a contact just before its
+    /// impact in the step (the `V⁻` of the first impact problem in which it took an impulse;
+    /// `v_n` if it took none) — the approach speed the force recovery needs
+    /// (`contact-force.md` §2.3). NaN for other elements.
+    impact_rate: Vec<f64>,
 }
 
 /// A pre-step hook: `(model, t_n, node states at t_n)`; may add or remove elements.
@@ -450,6 +455,7 @@ impl Nsga {
             output_slots_topology: None,
             pre_step: None,
             impact_acc: Vec::new(),
+            impact_rate: Vec::new(),
         };
         me.size_impact_buffers();
         me.initial_acceleration(model)?;
@@ -760,8 +766,12 @@ impl Nsga {
         t: f64,
         step: usize,
     ) -> Result<(), SolveError> {
+        self.impact_rate.clear();
+        self.impact_rate.resize(model.elements().len(), f64::NAN);
         let Some(seq) = self.opts.impacts else {
-            return self.correction(model, Level::Velocity, h, t, step, update_velocity_states);
+            self.correction(model, Level::Velocity, h, t, step, update_velocity_states)?;
+            self.step_start_rates(model);
+            return Ok(());
         };
         let coef = self.coef;
         let cx = self.cx(Level::Velocity, h, t, &coef);
@@ -839,10 +849,28 @@ impl Nsga {
                 .copy_from_slice(&self.impact_acc[a..a + n]);
         }
         self.end_impact_sequence();
+        self.step_start_rates(model);
         self.note(2, &total);
         self.stats.stages_mut()[2].solves = problems;
         Self::notify_level(model, &mut self.state, &self.velocity, &self.smooth, &cx);
         Ok(())
+    }
+
+    /// The normal rate `G_N(q_n) v_n` at the step start of every contact that took no impulse
+    /// in an impact problem of the step (or of a step solved without the sequence).
+    fn step_start_rates(&mut self, model: &Model) {
+        for (ie, element) in model.elements().iter().enumerate() {
+            let Some(c) = element.as_contact() else {
+                continue;
+            };
+            if !self.impact_rate[ie].is_nan() {
+                continue;
+            }
+            let nn = self.state.gather(model, ie);
+            let prev = self.state.gathered_prev(nn);
+            let layout = saltus_core::constraint::Layout::new(c.geometry.node_kinds());
+            self.impact_rate[ie] = approach_velocity(&c, prev, prev, &layout);
+        }
     }
 
     /// Size `Λ^acc` and the velocity stage's constant residual for the current pattern
@@ -926,6 +954,12 @@ impl Nsga {
                 *acc += m;
             }
             let nn = self.state.gather(model, ie);
+            if mult[0] > 0.0 && self.impact_rate[ie].is_nan() {
+                // The pre-impact state of this problem: q_n with V⁻ (the Newton law's).
+                let pre = self.state.gathered_prev(nn);
+                let layout = saltus_core::constraint::Layout::new(c.geometry.node_kinds());
+                self.impact_rate[ie] = approach_velocity(&c, pre, pre, &layout);
+            }
             let p = -generalized_impulse(
                 &c,
                 k,
@@ -1128,13 +1162,20 @@ impl Nsga {
         for ie in 0..model.elements().len() {
             let slot = self.output_slots[ie];
             let range = (slot != usize::MAX).then(|| self.output_range(slot));
+            let rate = self.impact_rate.get(ie).copied().unwrap_or(f64::NAN);
             let os = self.output_state(model, ie, k, h, gravity);
             let e = &model.elements()[ie];
             let en = e.energy(&os);
             energy.kinetic += en.kinetic;
             energy.potential += en.potential;
             if let Some(c) = e.as_contact() {
-                rows.push(contact_row(&c, model.element_handles()[ie], e.nodes(), &os));
+                rows.push(contact_row(
+                    &c,
+                    model.element_handles()[ie],
+                    e.nodes(),
+                    &os,
+                    rate,
+                ));
             }
             if let Some((off, len)) = range {
                 e.write_outputs(&os, &mut values[off..off + len]);

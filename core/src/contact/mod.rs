@@ -122,6 +122,13 @@ pub trait UnilateralContact: Send + Sync + fmt::Debug {
     fn couple_radius(&self) -> Option<f64> {
         None
     }
+    /// Signed curvatures `1/R` \[1/m\] of the two touching surfaces (convex > 0, plane 0,
+    /// concave cavity < 0) for the Hertz stiffness of the contact-force recovery
+    /// ([`crate::contact_force::effective_radius`]); `None` (the default) for a contact without
+    /// curved surfaces, e.g. a point on a plane.
+    fn surface_curvatures(&self) -> Option<[f64; 2]> {
+        None
+    }
     /// Turn the rolling/spinning couples on or off (called when the resistance lengths are
     /// set, `on` when either is > 0), for geometries whose couples are optional. Default: the
     /// geometry decides alone ([`UnilateralContact::couple_radius`]).
@@ -320,12 +327,14 @@ pub fn generalized_impulse(
 }
 
 /// The contact-table row of the contact `c` with handle `id` and nodes `nodes` at the converged
-/// state `s` ([`crate::output::ContactRow`]).
+/// state `s` ([`crate::output::ContactRow`]); `pre_impact_rate` is the normal rate before the
+/// contact's impact in the step (NaN for the initial state).
 pub fn contact_row(
     c: &ContactRef<'_>,
     id: crate::ElementId,
     nodes: &[NodeId],
     s: &crate::OutputState<'_>,
+    pre_impact_rate: f64,
 ) -> crate::output::ContactRow {
     let f = c.geometry.frame(s.nodes);
     let mid = 0.5 * (f.point_a + f.point_b);
@@ -346,6 +355,16 @@ pub fn contact_row(
         gap: f.gap,
         position_impulse: scaled(s.mult_position, s.k[1]),
         impulse: scaled(s.mult_velocity, s.k[2]),
+        normal_velocity: [
+            pre_impact_rate,
+            approach_velocity(c, s.nodes, s.nodes, &Layout::new(s.kinds)),
+        ],
+        restitution: c.law.restitution,
+        radius: c
+            .geometry
+            .surface_curvatures()
+            .and_then(|[a, b]| crate::contact_force::effective_radius(a, b).ok())
+            .unwrap_or(f64::NAN),
         status: c.history.status.map(|st| st.code() as u8),
     }
 }

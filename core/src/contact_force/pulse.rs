@@ -603,6 +603,23 @@ mod tests {
                 "{d:?} e = {e}: {work} vs {lost}"
             );
         }
+        // The exact damping restores e to the RK4 error at any e; Zhang's fit within 1e-3
+        // (its design accuracy, law docs).
+        for e in [0.05, 0.2, 0.5, 0.8, 0.95] {
+            let impact = Impact {
+                impulse: 0.1 * (1.0 + e),
+                approach_speed: 1.0,
+                restitution: e,
+            };
+            for (d, tol) in [(Damping::Exact, 1e-7), (Damping::Zhang, 1e-3)] {
+                let p = Pulse::new(&impact, &ForceLaw::hertz(1e9, d), Method::Dynamic, 10).unwrap();
+                assert!(
+                    (p.rebound_speed - e).abs() < tol,
+                    "{d:?} e = {e}: {}",
+                    p.rebound_speed
+                );
+            }
+        }
         let impact = Impact {
             impulse: 0.19,
             approach_speed: 1.0,

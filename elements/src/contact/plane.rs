@@ -213,6 +213,10 @@ impl UnilateralContact for PlaneGeometry {
     fn couple_radius(&self) -> Option<f64> {
         self.is_sphere().then_some(self.radius)
     }
+    /// A sphere of radius `r` on a plane: `[1/r, 0]`; a point has none.
+    fn surface_curvatures(&self) -> Option<[f64; 2]> {
+        (self.is_sphere() && self.radius > 0.0).then(|| [1.0 / self.radius, 0.0])
+    }
 
     /// `g_N = N·(x − X_P) − r`; contact points `x − r N` (sphere) and its projection on the
     /// plane.

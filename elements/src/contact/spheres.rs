@@ -233,6 +233,14 @@ impl UnilateralContact for TwoSphereGeometry {
     fn couple_radius(&self) -> Option<f64> {
         self.couples.then_some(self.radius_a)
     }
+    /// `[1/r_a, ±1/r_b]`: the cavity of a sphere-in-sphere contact is concave.
+    fn surface_curvatures(&self) -> Option<[f64; 2]> {
+        let b = match self.side {
+            Side::Outside => 1.0 / self.radius_b,
+            Side::Inside => -1.0 / self.radius_b,
+        };
+        Some([1.0 / self.radius_a, b])
+    }
     /// Couples only with rolling or spinning resistance (3 more velocity multipliers).
     fn set_couples(&mut self, on: bool) {
         self.couples = on;

@@ -106,6 +106,9 @@ pub fn contacts(k: usize) -> Vec<ContactRow> {
                 gap: -1e-3 * f,
                 position_impulse: [f, 0.5, -0.25 * f],
                 impulse: [3.0 * f, -f, 0.125],
+                normal_velocity: [-f, 0.5 * f],
+                restitution: 0.25 * j as f64,
+                radius: 0.01 * f,
                 status: [j as u8, 1, 2, (k % 251) as u8],
             }
         })
@@ -185,6 +188,17 @@ pub fn check_contacts(file: &hdf5::File, n: usize) {
         vec3(|r| r.position_impulse)
     );
     assert_eq!(read_f64("contacts/impulse"), vec3(|r| r.impulse));
+    assert_eq!(
+        read_f64("contacts/normal_velocity"),
+        rows.iter()
+            .flat_map(|(_, r)| r.normal_velocity)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        read_f64("contacts/restitution"),
+        col(|(_, r)| r.restitution)
+    );
+    assert_eq!(read_f64("contacts/radius"), col(|(_, r)| r.radius));
     let status: Vec<u8> = file.dataset("contacts/status").unwrap().read_raw().unwrap();
     assert_eq!(
         status,
