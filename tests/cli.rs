@@ -195,3 +195,116 @@ fn scratch_path(name: &str) -> PathBuf {
         .join("cli")
         .join(name)
 }
+
+/// A Python 3 that has h5py and matplotlib (`python3`, else the system's), if any.
+fn python_with_h5py() -> Option<String> {
+    ["python3", "/usr/bin/python3"].into_iter().find_map(|p| {
+        let ok = Command::new(p)
+            .args(["-c", "import h5py, matplotlib"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then(|| p.to_string())
+    })
+}
+
+#[test]
+fn forces_recovers_contact_forces_of_a_finished_run() {
+    let dir = scratch("forces");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/bouncing_ball.toml");
+    let o = saltus(&["run", model.to_str().unwrap(), "--quiet"], &dir);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let results = dir.join("bouncing_ball.h5");
+    assert!(results.exists());
+    let o = saltus(
+        &[
+            "forces",
+            "bouncing_ball.h5",
+            "--young",
+            "6.043e8",
+            "--poisson",
+            "0.3",
+        ],
+        &dir,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    // Impacts at 0.4515 s and 1.174 s before t_end = 1.5 s.
+    assert!(out.contains("1 contacts, 2 impacts reconstructed"), "{out}");
+    let f = hdf5_metno::File::open(&results).unwrap();
+    let d: Vec<f64> = f
+        .dataset("contact_forces/impacts/duration")
+        .unwrap()
+        .read_raw()
+        .unwrap();
+    // Flores law, K = 1.40e8 from the radius: the first impact (v = 4.42 m/s, e = 0.8) lasts
+    // ~1.39 ms (T ∝ v^-1/5 from the spec's 1.49 ms at 0.5 m; the library tests check it
+    // to the digit).
+    assert!(d.len() == 2 && (d[0] - 1.39e-3).abs() < 0.01e-3, "{d:?}");
+    drop(f);
+    // The plot example, where h5py and matplotlib are installed (scripts/deps.sh installs
+    // them; CI must have them).
+    match python_with_h5py() {
+        Some(py) => {
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/contact_force_plot.py");
+            let o = Command::new(py)
+                .arg(&script)
+                .args(["bouncing_ball.h5", "--impact", "1", "-o", "pulse.png"])
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{:?}", text(&o));
+            assert!(std::fs::metadata(dir.join("pulse.png")).unwrap().len() > 10_000);
+        }
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CI lacks h5py/matplotlib: scripts/deps.sh should install them")
+        }
+        None => eprintln!("skipped the plot example: no python3 with h5py and matplotlib"),
+    }
+    // Bad command lines and files: usage errors exit 2, recovery errors 1, each named.
+    let o = saltus(&["forces", "bouncing_ball.h5"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("--stiffness K, or --young E --poisson NU"));
+    let o = saltus(
+        &[
+            "forces",
+            "bouncing_ball.h5",
+            "--stiffness",
+            "1e8",
+            "--law",
+            "soft",
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("unknown damping law `soft`"),
+        "{:?}",
+        text(&o)
+    );
+    let o = saltus(
+        &[
+            "forces",
+            "bouncing_ball.h5",
+            "--stiffness",
+            "1e8",
+            "--contact",
+            "wall",
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("no contact `wall`"), "{:?}", text(&o));
+    let o = saltus(&["forces", "missing.h5", "--stiffness", "1e8"], &dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).1.contains("missing.h5: no such file"),
+        "{:?}",
+        text(&o)
+    );
+    let o = saltus(&["forces", "bouncing_ball.h5", "--stiffness", "-1"], &dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("stiffness K = -1"), "{:?}", text(&o));
+}

@@ -181,3 +181,42 @@ fn head_on_collision_of_two_balls() {
     // One problem per step: the sequence ends at once after it.
     assert_eq!(impacts, 0);
 }
+
+#[test]
+fn contact_table_records_each_contacts_own_pre_impact_velocity() {
+    // In the impact step of a 3-ball elastic cradle the second contact is at rest at the step
+    // start and approaches only after the first impact problem: the table's pre-impact rate
+    // is the V⁻ of the problem in which each contact acted (−v₀ for both), not the step
+    // start's (0 for the second), and the end-of-step rate is the separation +v₀ (e = 1) of
+    // the last pair; the contact-force recovery needs exactly this approach speed.
+    let mut model = cradle(3, 1.0);
+    let mut solver = Nsga::new(&mut model, options(Some(ImpactSequence::default()))).unwrap();
+    let mut sink = MemorySink::default();
+    solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
+    let step = sink
+        .contacts
+        .iter()
+        .position(|rows| rows.iter().any(|r| r.impulse[0] > 0.0))
+        .expect("an impact step");
+    let rows = &sink.contacts[step];
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        // The Newton law is exact for μ = 0; Newton tolerance 1e-8 relative (as above).
+        assert!(
+            (r.normal_velocity[0] + V0).abs() < 1e-8,
+            "{:?}",
+            r.normal_velocity
+        );
+        assert!(r.impulse[0] > 0.0 && r.restitution == 1.0);
+        assert!((r.radius - R / 2.0).abs() < 1e-15);
+    }
+    // After the step: balls 1–2 at rest together, ball 3 leaving at v₀.
+    assert!(rows
+        .iter()
+        .any(|r| (r.normal_velocity[1] - V0).abs() < 1e-8));
+    assert!(rows.iter().any(|r| r.normal_velocity[1].abs() < 1e-8));
+    // The initial record has no step before it.
+    assert!(sink.contacts[0]
+        .iter()
+        .all(|r| r.normal_velocity[0].is_nan()));
+}

@@ -21,6 +21,9 @@ pub struct OutputLayout {
     pub n_element_values: usize,
     /// Names of the scheme's stages (columns of the per-step solver statistics).
     pub stage_names: Vec<String>,
+    /// Element handles ([`crate::ElementId::to_bits`]), in element order: a contact's id in the
+    /// contact table (empty when the layout was not built from a model).
+    pub element_ids: Vec<u64>,
 }
 
 impl OutputLayout {
@@ -45,6 +48,7 @@ impl OutputLayout {
             element_offsets,
             n_element_values: n,
             stage_names: Vec::new(),
+            element_ids: Vec::new(),
         }
     }
 }
@@ -64,6 +68,11 @@ impl OutputLayout {
             model.elements().iter().map(|e| e.outputs()).collect(),
         );
         layout.stage_names = stage_names.iter().map(|s| s.to_string()).collect();
+        layout.element_ids = model
+            .element_handles()
+            .iter()
+            .map(|h| h.to_bits())
+            .collect();
         layout
     }
 }

@@ -583,6 +583,10 @@ impl Hdf5Sink {
             let type_name = layout.element_types.get(e).map_or("", String::as_str);
             write_str_attr(&g, "type", type_name)
                 .and_then(|()| write_str_attr(&g, "name", name))
+                .and_then(|()| match layout.element_ids.get(e) {
+                    Some(id) => g.new_attr::<u64>().create("id")?.write_scalar(id),
+                    None => Ok(()),
+                })
                 .map_err(|e| sink_err(path, &format!("attributes of group `{gpath}`"), e))?;
             let outputs = layout.element_outputs.get(e).map_or(&[][..], Vec::as_slice);
             let mut offset = layout.element_offsets.get(e).copied().unwrap_or(0);

@@ -8,6 +8,8 @@
 //! * [`hdf5_sink`]: [`Hdf5Sink`], a [`saltus_core::ResultSink`] that appends every recorded
 //!   step to an HDF5 file (layout in `docs/hdf5-layout.md`; records buffered in memory and
 //!   written in blocks, at least every second) and writes an XDMF sidecar for ParaView.
+//! * [`forces`]: contact forces recovered from a result file's impulses
+//!   (`/contact_forces`, `saltus forces`).
 //!
 //! A model file:
 //!
@@ -61,6 +63,7 @@
 //! ```
 
 mod contact_table;
+pub mod forces;
 pub mod hdf5_sink;
 pub mod model_file;
 

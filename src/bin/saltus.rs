@@ -11,6 +11,9 @@ saltus — nonsmooth flexible multibody dynamics (NSGA time stepping)
 
 USAGE:
     saltus run [MODEL.toml|MODEL.json] [-o OUT.h5] [--t-end T] [--h H] [--rho-inf R] [--adaptive] [--threads N] [--quiet]
+    saltus forces RESULTS.h5 (--stiffness K | --young E --poisson NU [--young-b E --poisson-b NU])
+                  [--law LAW] [--method cubic|dynamic] [--exponent N] [--contact NAME|ID]...
+                  [--samples N] [--threshold EPS]
     saltus elements
     saltus help
 
@@ -24,6 +27,20 @@ Options override the model's [simulation] table:
     --threads N         threads evaluating elements (default: RAYON_NUM_THREADS, else all
                         cores); results are bit-identical for any N
     --quiet             no progress bar
+
+`saltus forces` recovers contact forces from the impulses of a finished run (every step
+recorded) and writes them to the file's /contact_forces group (docs/hdf5-layout.md):
+    --stiffness K       contact stiffness [N/m^n] for every contact, or
+    --young E --poisson NU
+                        Hertz stiffness from each contact's radius and these materials
+                        (body b: --young-b, --poisson-b; default: same as body a)
+    --law LAW           damping: hertz, hunt_crossley, lankarani_nikravesh, flores (default),
+                        zhang, exact
+    --method M          cubic (default: the thesis' profile) or dynamic (compliant impact)
+    --exponent N        law exponent (default 1.5)
+    --contact NAME|ID   only this contact (element name or id; repeatable)
+    --samples N         samples per impact pulse (default 101)
+    --threshold EPS     relative noise threshold of impact detection (default 1e-6)
 ";
 
 fn main() -> ExitCode {
@@ -35,6 +52,20 @@ fn main() -> ExitCode {
             Err(msg) => {
                 eprintln!("saltus: {msg}\n\n{USAGE}");
                 ExitCode::from(2)
+            }
+        },
+        Some("forces") => match forces(&args[1..]) {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(Usage(msg)) => {
+                eprintln!("saltus: {msg}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+            Err(Failed(msg)) => {
+                eprintln!("saltus: error: {msg}");
+                ExitCode::FAILURE
             }
         },
         Some("elements") => {
@@ -54,6 +85,98 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Why `saltus forces` stopped.
+enum ForcesFailure {
+    /// Bad command line (exit 2, with usage).
+    Usage(String),
+    /// The recovery failed (exit 1).
+    Failed(String),
+}
+use ForcesFailure::{Failed, Usage};
+
+fn forces(args: &[String]) -> Result<saltus_io::forces::ForcesSummary, ForcesFailure> {
+    use saltus_io::forces::{parse_damping, parse_method, recover_file};
+    use saltus_io::forces::{RecoveryOptions, Stiffness};
+    let mut it = args.iter();
+    let mut file: Option<PathBuf> = None;
+    let mut opts = RecoveryOptions::new(Stiffness::Given(f64::NAN));
+    let (mut k, mut young, mut poisson, mut young_b, mut poisson_b) =
+        (None, None, None, None, None);
+    let mut names: Vec<String> = Vec::new();
+    let number =
+        |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<f64, ForcesFailure> {
+            let v = it
+                .next()
+                .ok_or_else(|| Usage(format!("{flag} needs a value")))?;
+            v.parse::<f64>()
+                .map_err(|_| Usage(format!("{flag}: `{v}` is not a number")))
+        };
+    let text =
+        |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<String, ForcesFailure> {
+            it.next()
+                .cloned()
+                .ok_or_else(|| Usage(format!("{flag} needs a value")))
+        };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--stiffness" => k = Some(number(&mut it, a)?),
+            "--young" => young = Some(number(&mut it, a)?),
+            "--poisson" => poisson = Some(number(&mut it, a)?),
+            "--young-b" => young_b = Some(number(&mut it, a)?),
+            "--poisson-b" => poisson_b = Some(number(&mut it, a)?),
+            "--exponent" => opts.exponent = number(&mut it, a)?,
+            "--threshold" => opts.threshold = number(&mut it, a)?,
+            "--law" => opts.damping = parse_damping(&text(&mut it, a)?).map_err(Usage)?,
+            "--method" => opts.method = parse_method(&text(&mut it, a)?).map_err(Usage)?,
+            "--contact" => names.push(text(&mut it, a)?),
+            "--samples" => {
+                let v = text(&mut it, a)?;
+                opts.samples =
+                    v.parse::<usize>().ok().filter(|n| *n >= 2).ok_or_else(|| {
+                        Usage(format!("--samples: `{v}` is not a whole number >= 2"))
+                    })?;
+            }
+            s if s.starts_with('-') => return Err(Usage(format!("unknown option `{s}`"))),
+            s => {
+                if file.is_some() {
+                    return Err(Usage(format!("more than one results file given (`{s}`)")));
+                }
+                file = Some(PathBuf::from(s));
+            }
+        }
+    }
+    let file = file.ok_or_else(|| Usage("forces needs a results file (RESULTS.h5)".into()))?;
+    opts.stiffness = match (k, young, poisson) {
+        (Some(k), None, None) => Stiffness::Given(k),
+        (None, Some(e), Some(nu)) => {
+            let a = saltus_core::contact_force::Material {
+                young: e,
+                poisson: nu,
+            };
+            let b = saltus_core::contact_force::Material {
+                young: young_b.unwrap_or(e),
+                poisson: poisson_b.unwrap_or(nu),
+            };
+            Stiffness::Hertz { a, b }
+        }
+        (Some(_), _, _) => {
+            return Err(Usage(
+                "give either --stiffness or --young/--poisson, not both".into(),
+            ))
+        }
+        _ => {
+            return Err(Usage(
+                "forces needs the contact stiffness: --stiffness K, or --young E --poisson NU"
+                    .into(),
+            ))
+        }
+    };
+    if !file.exists() {
+        return Err(Failed(format!("{}: no such file", file.display())));
+    }
+    recover_file(&file, &opts, &names).map_err(|e| Failed(e.to_string()))
 }
 
 fn parse_run(args: &[String]) -> Result<RunRequest, String> {

@@ -262,13 +262,13 @@ pub struct Pulse {
     /// Separation speed at the end, `−δ̇(T)` \[m/s\] (`e δ̇_i` by construction for the cubic
     /// profile; what the law gives for the dynamic method).
     pub rebound_speed: f64,
-    /// Samples from `t = 0` to `t = T` (ends included).
+    /// The requested number of samples at `t = i T/(n − 1)`, ends included.
     pub samples: Vec<PulseSample>,
 }
 
 impl Pulse {
-    /// Reconstruct `impact` with the law `law` by `method`, keeping about `samples` (≥ 2)
-    /// samples of the history.
+    /// Reconstruct `impact` with the law `law` by `method`, keeping `samples` (≥ 2) samples of
+    /// the history equally spaced in time.
     pub fn new(
         impact: &Impact,
         law: &ForceLaw,
@@ -357,7 +357,6 @@ fn dynamic(impact: &Impact, law: &ForceLaw, samples: usize) -> Result<Pulse, For
     // Elastic estimate: ½ m v² = K δ_max^{n+1}/(n+1), T ≈ 3 δ_max / v.
     let d_max = ((n + 1.0) * m * v * v / (2.0 * law.stiffness)).powf(1.0 / (n + 1.0));
     let dt = 3.0 * d_max / v / DYNAMIC_STEPS as f64;
-    let stride = (DYNAMIC_STEPS / samples).max(1);
     let accel = |y: [f64; 2]| -law.force(y[0], y[1], d) / m;
     let sample = |t: f64, y: [f64; 2]| PulseSample {
         t,
@@ -373,7 +372,7 @@ fn dynamic(impact: &Impact, law: &ForceLaw, samples: usize) -> Result<Pulse, For
     // A strongly damped law may hold the bodies together (F → 0 with δ > 0): stop at the
     // first non-positive force after the maximum penetration as at δ = 0. The cap is far
     // beyond any elastic or damped pulse (the damping lengthens a pulse by at most a few).
-    for step in 1..=100 * DYNAMIC_STEPS {
+    for _ in 0..100 * DYNAMIC_STEPS {
         let f = |y: [f64; 2]| [y[1], accel(y)];
         let k1 = f(y);
         let k2 = f([y[0] + 0.5 * dt * k1[0], y[1] + 0.5 * dt * k1[1]]);
@@ -402,7 +401,7 @@ fn dynamic(impact: &Impact, law: &ForceLaw, samples: usize) -> Result<Pulse, For
                 max_penetration: dmax,
                 damping: d,
                 rebound_speed: -end[1],
-                samples: out,
+                samples: uniform(&out, t_end, samples),
             });
         }
         y = next;
@@ -411,15 +410,41 @@ fn dynamic(impact: &Impact, law: &ForceLaw, samples: usize) -> Result<Pulse, For
             (peak, peak_t) = (f_next, t);
         }
         dmax = dmax.max(y[0]);
-        if step % stride == 0 {
-            out.push(sample(t, y));
-        }
+        out.push(sample(t, y));
     }
     Err(ForceError::Parameter {
         what: "restitution e_N",
         value: e,
         why: "the compliant impact did not end within 300 elastic durations",
     })
+}
+
+/// `n` samples at `t = i T/(n − 1)` linearly interpolated from the time-ordered `raw` samples
+/// spanning `[0, T]`.
+fn uniform(raw: &[PulseSample], t_end: f64, n: usize) -> Vec<PulseSample> {
+    let mut j = 0;
+    (0..n)
+        .map(|i| {
+            let t = t_end * i as f64 / (n - 1) as f64;
+            while j + 2 < raw.len() && raw[j + 1].t < t {
+                j += 1;
+            }
+            let (a, b) = (&raw[j], &raw[(j + 1).min(raw.len() - 1)]);
+            let s = if b.t > a.t {
+                ((t - a.t) / (b.t - a.t)).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let lerp = |x: f64, y: f64| x + s * (y - x);
+            PulseSample {
+                t,
+                force: lerp(a.force, b.force),
+                penetration: lerp(a.penetration, b.penetration),
+                rate: lerp(a.rate, b.rate),
+                acceleration: lerp(a.acceleration, b.acceleration),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
