@@ -375,3 +375,169 @@ fn recovery_refuses_files_without_every_step() {
     .unwrap_err();
     assert!(e.to_string().contains("no contact `wall`"), "{e}");
 }
+
+/// Every `/contact_forces` dataset of the file at `path` (name, raw bits), sorted by name.
+fn force_datasets(path: &std::path::Path) -> Vec<(String, Vec<u64>)> {
+    let f = hdf5_metno::File::open(path).unwrap();
+    let mut out = Vec::new();
+    for group in ["contact_forces", "contact_forces/impacts"] {
+        let g = f.group(group).unwrap();
+        for name in g.member_names().unwrap() {
+            let Ok(ds) = g.dataset(&name) else { continue };
+            let bits: Vec<u64> = match ds.dtype().unwrap().size() {
+                1 => ds
+                    .read_raw::<u8>()
+                    .unwrap()
+                    .iter()
+                    .map(|x| *x as u64)
+                    .collect(),
+                _ if name == "contact" || name == "row" => ds.read_raw::<u64>().unwrap(),
+                _ => ds
+                    .read_raw::<f64>()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect(),
+            };
+            out.push((format!("{group}/{name}"), bits));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Run the model file `text` into `name` with an HDF5 sink, return the path.
+fn run_to_file(text: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("contact_forces");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let mut file = saltus::io::parse_str(text, saltus::io::Format::Toml, name).unwrap();
+    let opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    let mut solver = Nsga::new(&mut file.model, opts).unwrap();
+    let mut sink = saltus::io::Hdf5Sink::create(&path).unwrap();
+    solver.run(&mut file.model, &mut sink, &mut |_| {}).unwrap();
+    sink.finish().unwrap();
+    path
+}
+
+#[test]
+fn live_recovery_equals_the_recovery_after_the_run() {
+    use saltus::io::forces::recover_file;
+    // The bouncing ball declaring its force recovery in the model file: /contact_forces is
+    // written while it runs; `saltus forces` with the same law on the finished file rewrites
+    // it with the same bits.
+    let text = std::fs::read_to_string("models/bouncing_ball.toml")
+        .unwrap()
+        .replace(
+            "restitution = 0.8",
+            "restitution = 0.8\nforce_recovery = { young = 6.043e8, poisson = 0.3 }",
+        );
+    let path = run_to_file(&text, "live_ball.h5");
+    let live = force_datasets(&path);
+    let impacts = live
+        .iter()
+        .find(|(n, _)| n.ends_with("impacts/duration"))
+        .unwrap();
+    assert_eq!(impacts.1.len(), 2, "two impacts before t_end");
+    let steel = Material {
+        young: 6.043e8,
+        poisson: 0.3,
+    };
+    recover_file(
+        &path,
+        &RecoveryOptions::new(Stiffness::Hertz { a: steel, b: steel }),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(force_datasets(&path), live);
+
+    // Contacts created and removed at run time by a contact group (balls dropped on a floor
+    // and onto each other), declared with a given stiffness and the dynamic method.
+    let text = r#"
+[simulation]
+t_end = 0.6
+h = 1e-3
+gravity = [0.0, 0.0, -9.81]
+
+[[nodes]]
+name = "b1"
+position = [0.0, 0.0, 0.3]
+
+[[nodes]]
+name = "b2"
+position = [0.02, 0.0, 0.6]
+
+[[elements]]
+name = "m1"
+type = "rigid_body"
+nodes = ["b1"]
+mass = 0.2
+inertia = [2e-4, 2e-4, 2e-4]
+
+[[elements]]
+name = "m2"
+type = "rigid_body"
+nodes = ["b2"]
+mass = 0.2
+inertia = [2e-4, 2e-4, 2e-4]
+
+[[contact_groups]]
+name = "pile"
+nodes = ["b1", "b2"]
+radius = 0.05
+restitution = 0.6
+planes = [{ point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] }]
+force_recovery = { stiffness = 5e8, method = "dynamic", damping = "exact" }
+"#;
+    let path = run_to_file(text, "live_group.h5");
+    let live = force_datasets(&path);
+    let count = |name: &str| {
+        live.iter()
+            .find(|(n, _)| n.ends_with(name))
+            .unwrap()
+            .1
+            .len()
+    };
+    assert!(
+        count("impacts/duration") >= 3,
+        "{}",
+        count("impacts/duration")
+    );
+    let mut opts = RecoveryOptions::new(Stiffness::Given(5e8));
+    opts.method = Method::Dynamic;
+    opts.damping = Damping::Exact;
+    recover_file(&path, &opts, &[]).unwrap();
+    assert_eq!(force_datasets(&path), live);
+}
+
+#[test]
+fn bad_force_recovery_declarations_name_the_parameter() {
+    let base = std::fs::read_to_string("models/bouncing_ball.toml").unwrap();
+    for (decl, needle) in [
+        (
+            "{ young = 6e8 }",
+            "give either stiffness, or young and poisson",
+        ),
+        ("{ stiffness = -3.0 }", "stiffness K = -3"),
+        ("{ stiffness = 1e8, damping = \"soft\" }", "soft"),
+        ("{ stiffness = 1e8, method = \"spline\" }", "spline"),
+        (
+            "{ young = -6e8, poisson = 0.3 }",
+            "Young's modulus E = -600000000",
+        ),
+    ] {
+        let text = base.replace(
+            "restitution = 0.8",
+            &format!("restitution = 0.8\nforce_recovery = {decl}"),
+        );
+        let err = saltus::io::parse_str(&text, saltus::io::Format::Toml, "ball.toml")
+            .err()
+            .unwrap_or_else(|| panic!("{decl} accepted"))
+            .to_string();
+        assert!(
+            err.contains("floor") && err.contains("force_recovery"),
+            "{decl}: {err}"
+        );
+        assert!(err.contains(needle), "{decl}: {err}");
+    }
+}

@@ -164,6 +164,9 @@ pub struct ContactRow {
     /// Effective radius `R* = 1/(1/R_a + 1/R_b)` \[m\] of the touching surfaces (Hertz contact,
     /// `contact-force.md` §4); NaN for a contact without curved surfaces.
     pub radius: f64,
+    /// The contact's force recovery during the run, if it declares one
+    /// ([`crate::contact::ContactLaw::force_model`]).
+    pub force_model: Option<crate::contact_force::ForceModel>,
     /// Statuses (0 open, 1 stick, 2 slip): position sliding, velocity sliding, rolling,
     /// spinning.
     pub status: [u8; 4],

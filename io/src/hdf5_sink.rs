@@ -118,6 +118,8 @@ struct Datasets {
     total: Column<f64>,
     channels: Vec<Channel>,
     contacts: ContactTable,
+    /// `/contact_forces` recovered while the model runs.
+    forces: crate::live_forces::LiveForces,
     n_nodes: usize,
     n_stages: usize,
     n_element_values: usize,
@@ -165,14 +167,25 @@ impl Datasets {
         self.contacts.push(r.step, r.t, r.contacts);
     }
 
+    /// Feed the record's contact rows to the live force recovery (`root`: the file's root
+    /// group, where `/contact_forces` is created when first needed).
+    fn push_forces(
+        &mut self,
+        root: &Group,
+        r: &StepRecord<'_>,
+    ) -> Result<(), (String, hdf5::Error)> {
+        self.forces.push(root, r.t, r.stats.h, r.contacts)
+    }
+
     /// Write the `records` buffered records as records `first..first + records`; the buffers
     /// are kept (see [`Datasets::clear`]). Errors name the dataset.
-    fn write(&self, first: usize, records: usize) -> Result<(), (String, hdf5::Error)> {
+    fn write(&mut self, first: usize, records: usize) -> Result<(), (String, hdf5::Error)> {
         each_series!(self, write(first, records)?);
         for c in &self.channels {
             c.series.write(first, records)?;
         }
-        self.contacts.write(first, records)
+        self.contacts.write(first, records)?;
+        self.forces.write()
     }
 
     /// Drop the buffered records after [`Datasets::write`], keeping the buffers' capacity.
@@ -195,7 +208,9 @@ impl Datasets {
 
     /// Bytes held by `records` buffered records and the buffered contact rows.
     fn buffered_bytes(&self, records: usize) -> usize {
-        records * self.record_bytes + self.contacts.buffered_rows() * self.contact_row_bytes
+        records * self.record_bytes
+            + self.contacts.buffered_rows() * self.contact_row_bytes
+            + self.forces.buffered_bytes()
     }
 }
 
@@ -231,6 +246,9 @@ pub struct Hdf5Sink {
     written: usize,
     /// End of the last block write (or of `begin`).
     last_write: Instant,
+    /// Live contact-force recovery: decomposition threshold and samples per pulse.
+    force_threshold: f64,
+    force_samples: usize,
 }
 
 impl std::fmt::Debug for Hdf5Sink {
@@ -290,7 +308,18 @@ impl Hdf5Sink {
             recorded: 0,
             written: 0,
             last_write: Instant::now(),
+            force_threshold: 1e-6,
+            force_samples: 101,
         })
+    }
+
+    /// Settings of the contact forces recovered while the model runs, for contacts that
+    /// declare a force recovery (`/contact_forces`): the relative noise threshold of impact
+    /// detection and the samples per pulse (defaults 1e-6 and 101, those of `saltus forces`).
+    pub fn with_force_recovery(mut self, threshold: f64, samples: usize) -> Self {
+        self.force_threshold = threshold;
+        self.force_samples = samples.max(2);
+        self
     }
 
     /// Store the model file text as the root attribute `model`.
@@ -633,6 +662,7 @@ impl Hdf5Sink {
             + channels.iter().map(|c| c.series.row_bytes()).sum::<usize>();
         Ok(Datasets {
             contacts,
+            forces: crate::live_forces::LiveForces::new(self.force_threshold, self.force_samples),
             time,
             step,
             position,
@@ -701,6 +731,10 @@ impl ResultSink for Hdf5Sink {
             ));
         }
         d.push(r);
+        if let Some(file) = &self.file {
+            d.push_forces(file, r)
+                .map_err(|(what, e)| sink_err(path, &what, e))?;
+        }
         self.recorded += 1;
         let bytes = d.buffered_bytes(self.recorded - self.written);
         if self.written == 0
@@ -756,6 +790,9 @@ impl ResultSink for Hdf5Sink {
         if self.file.is_none() {
             return Ok(()); // already finished
         }
+        if let Some(d) = &mut self.datasets {
+            d.forces.finish();
+        }
         self.flush()?;
         // Times of the records for the XDMF sidecar, read back from `/time`.
         let sidecar = match &self.datasets {
@@ -790,6 +827,10 @@ impl Drop for Hdf5Sink {
     /// file closes; errors cannot be reported here and are ignored.
     fn drop(&mut self) {
         if self.file.is_some() {
+            // The run stopped: the forces of the last records are recovered as at its end.
+            if let Some(d) = &mut self.datasets {
+                d.forces.finish();
+            }
             let _ = self.flush();
         }
     }

@@ -65,6 +65,7 @@
 mod contact_table;
 pub mod forces;
 pub mod hdf5_sink;
+mod live_forces;
 pub mod model_file;
 
 pub use hdf5_sink::{write_xdmf, xdmf_path, Hdf5Sink};

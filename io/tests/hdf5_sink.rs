@@ -159,6 +159,7 @@ fn contact_table_rows_per_record() {
         normal_velocity: [-2.0 * gap, gap],
         restitution: 0.5,
         radius: 2.0 * gap,
+        force_model: None,
         status: [1, 2, 0, id as u8],
     };
     let tables = [vec![row(7, 0.1), row(9, 0.2)], vec![], vec![row(9, 0.3)]];

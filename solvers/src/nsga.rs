@@ -455,7 +455,7 @@ impl Nsga {
             output_slots_topology: None,
             pre_step: None,
             impact_acc: Vec::new(),
-            impact_rate: Vec::new(),
+            impact_rate: vec![f64::NAN; model.elements().len()],
         };
         me.size_impact_buffers();
         me.initial_acceleration(model)?;
@@ -1018,6 +1018,8 @@ impl Nsga {
         if self.smooth.is_stale(model) {
             model.validate()?;
             self.state.refit(model);
+            // Grows with the element set (allocates at a topology change only).
+            self.impact_rate.resize(model.elements().len(), f64::NAN);
             for stage in [&mut self.smooth, &mut self.position, &mut self.velocity] {
                 stage.rebuild(model, &self.state)?;
             }

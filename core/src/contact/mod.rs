@@ -42,6 +42,9 @@ pub struct ContactLaw {
     pub spinning_resistance: f64,
     /// Speed dependence of the friction coefficient (zero: constant `μ`).
     pub friction_decay: FrictionDecay,
+    /// Contact forces recovered from the impulses while the model runs (`None`: not; they
+    /// can still be recovered from the result file afterwards).
+    pub force_model: Option<crate::contact_force::ForceModel>,
 }
 
 /// A friction coefficient that falls with the sliding speed, `μ(v) = μ + a e^{−b v}` (the
@@ -365,6 +368,7 @@ pub fn contact_row(
             .surface_curvatures()
             .and_then(|[a, b]| crate::contact_force::effective_radius(a, b).ok())
             .unwrap_or(f64::NAN),
+        force_model: c.law.force_model,
         status: c.history.status.map(|st| st.code() as u8),
     }
 }

@@ -3,7 +3,7 @@
 //! identified impact, and the total force the thesis reports for mechanisms — the smooth force
 //! plus the peak of the impact pulse at an impact step.
 
-use super::filter::{decompose, Decomposition};
+use super::filter::{decompose, Decomposition, Parts};
 use super::law::ForceLaw;
 use super::pulse::{Impact, Method, Pulse};
 use super::ForceError;
@@ -64,8 +64,79 @@ pub struct Recovery {
     pub impacts: Vec<RecoveredImpact>,
 }
 
+/// The forces of one step of a contact from its decomposed impulse `parts`: the smooth force
+/// `Λ_S / h`, and at an impact step the reconstructed pulse (shared by [`recover`] and the
+/// live [`super::stream::ForceStream`], so both give the same bits).
+pub(crate) fn step_forces(
+    s: &ContactSample,
+    parts: &Parts,
+    restitution: f64,
+    law: &ForceLaw,
+    method: Method,
+    pulse_samples: usize,
+) -> (StepForces, Option<StepImpact>) {
+    let smooth_force = if s.h > 0.0 { parts.smooth / s.h } else { 0.0 };
+    let mut f = StepForces {
+        stiffness: law.stiffness,
+        smooth_force,
+        impact_impulse: parts.isolated + parts.over_smooth,
+        impact_force: 0.0,
+        total_force: smooth_force,
+    };
+    let (kind, impulse) = if parts.isolated > 0.0 {
+        (ImpactKind::Isolated, parts.isolated)
+    } else if parts.over_smooth > 0.0 {
+        (ImpactKind::OverSmooth, parts.over_smooth)
+    } else {
+        return (f, None);
+    };
+    let impact = Impact {
+        impulse,
+        approach_speed: s.approach_speed,
+        restitution,
+    };
+    let pulse = Pulse::new(&impact, law, method, pulse_samples);
+    match &pulse {
+        Ok(p) => {
+            f.impact_force = p.peak_force;
+            f.total_force += p.peak_force;
+        }
+        Err(_) => f.impact_force = f64::NAN,
+    }
+    (f, Some((kind, impulse, pulse)))
+}
+
+/// An impact identified at a step: its kind, impulse `Λ_I` \[N s\] and pulse.
+pub(crate) type StepImpact = (ImpactKind, f64, Result<Pulse, ForceError>);
+
+/// Forces of one recorded step of a contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepForces {
+    /// Stiffness `K` of the contact's law \[N/mⁿ\].
+    pub stiffness: f64,
+    /// Smooth (closed-contact) force `Λ_S / h` \[N\].
+    pub smooth_force: f64,
+    /// Impact part of the impulse `Λ_PI + Λ_PISuv` \[N s\].
+    pub impact_impulse: f64,
+    /// Peak of the impact pulse (0: no impact; NaN: an impact without a pulse) \[N\].
+    pub impact_force: f64,
+    /// `smooth_force` + the pulse's peak (§6) \[N\].
+    pub total_force: f64,
+}
+
+impl StepForces {
+    /// A step of a contact whose forces are not recovered: all NaN.
+    pub const NONE: StepForces = StepForces {
+        stiffness: f64::NAN,
+        smooth_force: f64::NAN,
+        impact_impulse: f64::NAN,
+        impact_force: f64::NAN,
+        total_force: f64::NAN,
+    };
+}
+
 /// Recover the forces of one contact of restitution `restitution` from its `samples` with
-/// `law` by `method` (noise threshold of [`decompose`]: `threshold`; about `pulse_samples`
+/// `law` by `method` (noise threshold of [`decompose`]: `threshold`; `pulse_samples`
 /// samples per pulse).
 pub fn recover(
     samples: &[ContactSample],
@@ -77,38 +148,28 @@ pub fn recover(
 ) -> Recovery {
     let lambda: Vec<f64> = samples.iter().map(|s| s.impulse.max(0.0)).collect();
     let d = decompose(&lambda, threshold);
-    let smooth_force: Vec<f64> = samples
-        .iter()
-        .zip(&d.smooth)
-        .map(|(s, ls)| if s.h > 0.0 { ls / s.h } else { 0.0 })
-        .collect();
-    let mut total_force = smooth_force.clone();
+    let mut smooth_force = Vec::with_capacity(samples.len());
+    let mut total_force = Vec::with_capacity(samples.len());
     let mut impacts = Vec::new();
     for (k, s) in samples.iter().enumerate() {
-        let (kind, impulse) = if d.isolated[k] > 0.0 {
-            (ImpactKind::Isolated, d.isolated[k])
-        } else if d.over_smooth[k] > 0.0 {
-            (ImpactKind::OverSmooth, d.over_smooth[k])
-        } else {
-            continue;
+        let parts = Parts {
+            isolated: d.isolated[k],
+            over_smooth: d.over_smooth[k],
+            smooth: d.smooth[k],
         };
-        let impact = Impact {
-            impulse,
-            approach_speed: s.approach_speed,
-            restitution,
-        };
-        let pulse = Pulse::new(&impact, law, method, pulse_samples);
-        if let Ok(p) = &pulse {
-            total_force[k] += p.peak_force;
+        let (f, impact) = step_forces(s, &parts, restitution, law, method, pulse_samples);
+        smooth_force.push(f.smooth_force);
+        total_force.push(f.total_force);
+        if let Some((kind, impulse, pulse)) = impact {
+            impacts.push(RecoveredImpact {
+                index: k,
+                t: s.t,
+                kind,
+                impulse,
+                approach_speed: s.approach_speed,
+                pulse,
+            });
         }
-        impacts.push(RecoveredImpact {
-            index: k,
-            t: s.t,
-            kind,
-            impulse,
-            approach_speed: s.approach_speed,
-            pulse,
-        });
     }
     Recovery {
         decomposition: d,

@@ -25,13 +25,158 @@ pub mod filter;
 pub mod history;
 pub mod law;
 pub mod pulse;
+pub mod stream;
 pub mod stress;
 
-pub use filter::{decompose, Decomposition};
-pub use history::{recover, ContactSample, ImpactKind, RecoveredImpact, Recovery};
+pub use filter::{decompose, DecomposeStream, Decomposition, Parts};
+pub use history::{recover, ContactSample, ImpactKind, RecoveredImpact, Recovery, StepForces};
 pub use law::{effective_radius, hertz_stiffness, Damping, ForceLaw, Material};
 pub use pulse::{CubicProfile, Impact, Method, Pulse, PulseSample};
+pub use stream::{ForceStream, StreamImpact};
 pub use stress::{ChartCoefficients, HertzStresses, RaceContact};
+
+/// The force recovery a contact carries for recovery while the model runs
+/// ([`crate::contact::ContactLaw::force_model`], [`ForceStream`]): the law with its stiffness
+/// resolved, and the pulse method.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForceModel {
+    /// The continuous law.
+    pub law: ForceLaw,
+    /// The pulse reconstruction.
+    pub method: Method,
+}
+
+/// A contact's force-recovery declaration as model files and builders give it: the stiffness
+/// `K` directly, or Hertz's from the contact's surfaces and the two bodies' materials; the
+/// damping model, the exponent and the pulse method.
+///
+/// ```toml
+/// force_recovery = { young = 2e11, poisson = 0.3, damping = "flores" }   # or stiffness = 1.4e8
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForceRecoverySpec {
+    /// Stiffness `K` \[N/mⁿ\] (instead of the materials).
+    #[serde(default)]
+    pub stiffness: Option<f64>,
+    /// Young's modulus of body a \[Pa\] (Hertz stiffness).
+    #[serde(default)]
+    pub young: Option<f64>,
+    /// Poisson's ratio of body a.
+    #[serde(default)]
+    pub poisson: Option<f64>,
+    /// Young's modulus of body b \[Pa\] (default: body a's).
+    #[serde(default)]
+    pub young_b: Option<f64>,
+    /// Poisson's ratio of body b (default: body a's).
+    #[serde(default)]
+    pub poisson_b: Option<f64>,
+    /// Damping model (default Flores).
+    #[serde(default = "default_damping", deserialize_with = "damping_named")]
+    pub damping: Damping,
+    /// Pulse method (default cubic).
+    #[serde(default, deserialize_with = "method_named")]
+    pub method: Method,
+    /// Law exponent `n` (default 3/2).
+    #[serde(default = "default_exponent")]
+    pub exponent: f64,
+}
+
+fn default_damping() -> Damping {
+    Damping::Flores
+}
+
+fn default_exponent() -> f64 {
+    1.5
+}
+
+/// A damping model by name, the error naming the key and the known names.
+fn damping_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Damping, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    Damping::from_name(&name).ok_or_else(|| {
+        let known: Vec<&str> = Damping::ALL.iter().map(|d| d.name()).collect();
+        serde::de::Error::custom(format!(
+            "force_recovery.damping: unknown law `{name}` (known: {})",
+            known.join(", ")
+        ))
+    })
+}
+
+/// A pulse method by name, the error naming the key and the known names.
+fn method_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Method, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    Method::from_name(&name).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "force_recovery.method: unknown method `{name}` (known: cubic, dynamic)"
+        ))
+    })
+}
+
+impl ForceRecoverySpec {
+    /// Hertz stiffness from the materials `a`, `b`, Flores damping, cubic profile.
+    pub fn hertz(a: Material, b: Material) -> Self {
+        Self {
+            stiffness: None,
+            young: Some(a.young),
+            poisson: Some(a.poisson),
+            young_b: Some(b.young),
+            poisson_b: Some(b.poisson),
+            damping: Damping::Flores,
+            method: Method::Cubic,
+            exponent: 1.5,
+        }
+    }
+
+    /// Stiffness `k` \[N/mⁿ\], Flores damping, cubic profile.
+    pub fn stiffness(k: f64) -> Self {
+        Self {
+            stiffness: Some(k),
+            young: None,
+            poisson: None,
+            young_b: None,
+            poisson_b: None,
+            damping: Damping::Flores,
+            method: Method::Cubic,
+            exponent: 1.5,
+        }
+    }
+
+    /// The model of a contact whose surfaces have the signed curvatures `curvatures`
+    /// ([`crate::contact::UnilateralContact::surface_curvatures`]).
+    pub fn resolve(&self, curvatures: Option<[f64; 2]>) -> Result<ForceModel, ForceError> {
+        let k = match (self.stiffness, self.young, self.poisson) {
+            (Some(k), None, None) if self.young_b.is_none() && self.poisson_b.is_none() => k,
+            (None, Some(young), Some(poisson)) => {
+                let [ca, cb] = curvatures.ok_or(ForceError::Parameter {
+                    what: "young",
+                    value: young,
+                    why: "Hertz stiffness needs curved surfaces (a point contact has none): give stiffness",
+                })?;
+                let a = Material { young, poisson };
+                let b = Material {
+                    young: self.young_b.unwrap_or(young),
+                    poisson: self.poisson_b.unwrap_or(poisson),
+                };
+                hertz_stiffness(effective_radius(ca, cb)?, &a, &b)?
+            }
+            _ => return Err(ForceError::Parameter {
+                what: "stiffness",
+                value: self.stiffness.unwrap_or(f64::NAN),
+                why: "give either stiffness, or young and poisson (optionally young_b, poisson_b)",
+            }),
+        };
+        let law = ForceLaw {
+            stiffness: k,
+            exponent: self.exponent,
+            damping: self.damping,
+        };
+        law.validate()?;
+        Ok(ForceModel {
+            law,
+            method: self.method,
+        })
+    }
+}
 
 /// A force recovery that cannot be done, naming the offending quantity.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -205,7 +205,10 @@ impl Impact {
 }
 
 /// Reconstruction method (module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Method {
     /// Warped cubic interpenetration-rate profile, duration from the impulse (§5, the thesis).
     #[default]

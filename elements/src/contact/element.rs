@@ -6,8 +6,11 @@ use saltus_core::constraint::Layout;
 use saltus_core::contact::{
     ContactHistory, ContactJacobian, ContactLaw, ContactRef, FrictionDecay, UnilateralContact,
 };
+use saltus_core::contact_force::ForceRecoverySpec;
 use saltus_core::stage::{contact_level_converged, contact_warm_start};
-use saltus_core::{Element, LocalState, NodeId, NodeKind, OutputSpec, OutputState, StepCx};
+use saltus_core::{
+    BuildError, Element, LocalState, NodeId, NodeKind, OutputSpec, OutputState, StepCx,
+};
 
 /// A unilateral frictional contact element: geometry `G`, friction/restitution/resistance data
 /// and the converged history (position active set, statuses). Outputs: `gap`,
@@ -58,6 +61,22 @@ impl<G: UnilateralContact> ContactElement<G> {
         self.law.spinning_resistance = spinning;
         self.geometry.set_couples(rolling > 0.0 || spinning > 0.0);
         self
+    }
+
+    /// Recover this contact's forces from its impulses while the model runs
+    /// (`saltus_core::contact_force`): the stiffness given, or Hertz's from the geometry's
+    /// surfaces and the materials of `spec`. Fails, naming `force_recovery`, if the spec is
+    /// incomplete or the geometry has no curved surfaces for a Hertz stiffness.
+    pub fn force_recovery(mut self, spec: &ForceRecoverySpec) -> Result<Self, BuildError> {
+        let model = spec
+            .resolve(self.geometry.surface_curvatures())
+            .map_err(|e| BuildError::InvalidParameter {
+                element: format!("<{}>", self.geometry.type_name()),
+                parameter: "force_recovery".into(),
+                message: e.to_string(),
+            })?;
+        self.law.force_model = Some(model);
+        Ok(self)
     }
 
     /// The contact geometry.

@@ -22,6 +22,7 @@ use nalgebra::Vector3;
 use rstar::primitives::GeomWithData;
 use rstar::RTree;
 use saltus_core::contact::ContactLaw;
+use saltus_core::contact_force::ForceRecoverySpec;
 use saltus_core::registry::{CompositeDef, CompositeError};
 use saltus_core::{
     BuildError, Detector, ElementDef, ElementId, Model, NodeId, NodeKind, NodeState,
@@ -55,6 +56,8 @@ pub struct ContactGroup {
     planes: Vec<GroupPlane>,
     self_contact: bool,
     law: ContactLaw,
+    /// Force recovery of every contact the group creates.
+    force: Option<ForceRecoverySpec>,
     margin: Option<f64>,
     /// The contact elements the group has in the model.
     contacts: BTreeMap<Pair, ElementId>,
@@ -77,6 +80,7 @@ impl ContactGroup {
             planes: Vec::new(),
             self_contact: true,
             law: ContactLaw::default(),
+            force: None,
             margin: None,
             contacts: BTreeMap::new(),
             created: 0,
@@ -126,6 +130,13 @@ impl ContactGroup {
     pub fn resistance(mut self, rolling: f64, spinning: f64) -> Self {
         self.law.rolling_resistance = rolling;
         self.law.spinning_resistance = spinning;
+        self
+    }
+
+    /// Recover the forces of every contact the group creates while the model runs (see
+    /// [`ContactElement::force_recovery`](super::element::ContactElement::force_recovery)).
+    pub fn force_recovery(mut self, spec: ForceRecoverySpec) -> Self {
+        self.force = Some(spec);
         self
     }
 
@@ -308,6 +319,10 @@ impl ContactGroup {
                     .friction_decay(law.friction_decay.extra, law.friction_decay.rate)
                     .restitution(law.restitution, law.tangential_restitution)
                     .resistance(law.rolling_resistance, law.spinning_resistance);
+                let c = match &self.force {
+                    Some(f) => c.force_recovery(f)?,
+                    None => c,
+                };
                 Ok((
                     format!("{}:{}-{}", self.name, node_name(i), node_name(j)),
                     ContactKind::Spheres(c),
@@ -321,6 +336,10 @@ impl ContactGroup {
                     .friction_decay(law.friction_decay.extra, law.friction_decay.rate)
                     .restitution(law.restitution, law.tangential_restitution)
                     .resistance(law.rolling_resistance, law.spinning_resistance);
+                let c = match &self.force {
+                    Some(f) => c.force_recovery(f)?,
+                    None => c,
+                };
                 Ok((
                     format!("{}:{}-plane{}", self.name, node_name(i), p + 1),
                     ContactKind::Plane(c),
@@ -414,6 +433,8 @@ struct GroupSpec {
     friction_decay_rate: f64,
     #[serde(default)]
     margin: Option<f64>,
+    #[serde(default)]
+    force_recovery: Option<ForceRecoverySpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -474,6 +495,14 @@ fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>
     if let Some(m) = spec.margin {
         group = group.margin(m);
     }
+    if let Some(f) = spec.force_recovery {
+        // Check the declaration now (a sphere pair of the group's smallest radii), so a bad
+        // one is reported with the model file, not at the first contact.
+        if let Err(e) = f.resolve(Some([1.0, 1.0])) {
+            return Err(CompositeError::at("force_recovery", e.to_string()));
+        }
+        group = group.force_recovery(f);
+    }
     for (node, r) in spec.nodes.iter().zip(radii) {
         let Some(id) = model.node_id(node) else {
             return Err(CompositeError::at(
@@ -505,6 +534,6 @@ fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>
 saltus_core::register_composite! {
     key: "contact_groups",
     label: "contact group",
-    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, friction_decay, friction_decay_rate, margin)",
+    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, friction_decay, friction_decay_rate, force_recovery, margin)",
     expand: expand_group,
 }

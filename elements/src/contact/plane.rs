@@ -66,6 +66,11 @@ pub struct PlaneContactSpec {
     /// Decay rate of `friction_decay` \[s/m\] (≥ 0, default 0).
     #[serde(default)]
     pub friction_decay_rate: f64,
+    /// Contact forces recovered while the model runs (`{ stiffness = K }` or
+    /// `{ young = E, poisson = ν }`, optional `damping`, `method`, `exponent`, `young_b`,
+    /// `poisson_b`; see `saltus_core::contact_force::ForceRecoverySpec`).
+    #[serde(default)]
+    pub force_recovery: Option<saltus_core::contact_force::ForceRecoverySpec>,
 }
 
 /// Geometry of a sphere (frame node) or a point (point node) against a fixed plane.
@@ -380,12 +385,25 @@ fn build(
         },
         other => other,
     })?;
-    Ok(Box::new(
-        c.friction(spec.friction)
-            .friction_decay(spec.friction_decay, spec.friction_decay_rate)
-            .restitution(spec.restitution, spec.tangential_restitution)
-            .resistance(spec.rolling_resistance, spec.spinning_resistance),
-    ))
+    let c = c
+        .friction(spec.friction)
+        .friction_decay(spec.friction_decay, spec.friction_decay_rate)
+        .restitution(spec.restitution, spec.tangential_restitution)
+        .resistance(spec.rolling_resistance, spec.spinning_resistance);
+    let c = match &spec.force_recovery {
+        Some(f) => c.force_recovery(f).map_err(|e| match e {
+            BuildError::InvalidParameter {
+                parameter, message, ..
+            } => BuildError::InvalidParameter {
+                element: def.name.clone(),
+                parameter,
+                message,
+            },
+            other => other,
+        })?,
+        None => c,
+    };
+    Ok(Box::new(c))
 }
 
 fn build_sphere(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {

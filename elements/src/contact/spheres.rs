@@ -37,6 +37,7 @@ use super::kinematics::SpatialIncrement;
 use nalgebra::{Matrix3, UnitQuaternion, Vector2, Vector3};
 use saltus_core::contact::law::{Curvature, SlidingGaps};
 use saltus_core::contact::{ContactFrame, ContactJacobian, UnilateralContact};
+use saltus_core::contact_force::ForceRecoverySpec;
 use saltus_core::registry::{
     parse_params, require_non_negative, require_positive, BuildCx, ElementDef,
 };
@@ -421,6 +422,11 @@ pub struct LawSpec {
     /// Decay rate of [`LawSpec::friction_decay`] \[s/m\] (≥ 0, default 0).
     #[serde(default)]
     pub friction_decay_rate: f64,
+    /// Contact forces recovered while the model runs (`{ stiffness = K }` or
+    /// `{ young = E, poisson = ν }`, optional `damping`, `method`, `exponent`, `young_b`,
+    /// `poisson_b`; see `saltus_core::contact_force::ForceRecoverySpec`).
+    #[serde(default)]
+    pub force_recovery: Option<ForceRecoverySpec>,
 }
 
 impl LawSpec {
@@ -446,12 +452,17 @@ impl LawSpec {
         range("tangential_restitution", self.tangential_restitution, -1.0)
     }
 
-    /// Apply the law to a sphere contact.
-    pub fn apply(&self, c: SphereContact) -> SphereContact {
-        c.friction(self.friction)
+    /// Apply the law to a sphere contact (errors name `force_recovery` and the element `def`).
+    pub fn apply(&self, def: &ElementDef, c: SphereContact) -> Result<SphereContact, BuildError> {
+        let c = c
+            .friction(self.friction)
             .friction_decay(self.friction_decay, self.friction_decay_rate)
             .restitution(self.restitution, self.tangential_restitution)
-            .resistance(self.rolling_resistance, self.spinning_resistance)
+            .resistance(self.rolling_resistance, self.spinning_resistance);
+        match &self.force_recovery {
+            Some(spec) => c.force_recovery(spec).map_err(|e| located(def, e)),
+            None => Ok(c),
+        }
     }
 }
 
@@ -477,7 +488,7 @@ fn build_outside(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>,
     spec.law.validate(def)?;
     let c = SphereContact::spheres(ids[0], ids[1], spec.radius_a, spec.radius_b)
         .map_err(|e| located(def, e))?;
-    Ok(Box::new(spec.law.apply(c)))
+    Ok(Box::new(spec.law.apply(def, c)?))
 }
 
 fn build_inside(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, BuildError> {
@@ -488,7 +499,7 @@ fn build_inside(def: &ElementDef, cx: &BuildCx<'_>) -> Result<Box<dyn Element>, 
     spec.law.validate(def)?;
     let c = SphereContact::inside(ids[0], ids[1], spec.radius, spec.cavity_radius)
         .map_err(|e| located(def, e))?;
-    Ok(Box::new(spec.law.apply(c)))
+    Ok(Box::new(spec.law.apply(def, c)?))
 }
 
 saltus_core::register_element! {

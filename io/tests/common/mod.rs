@@ -109,6 +109,7 @@ pub fn contacts(k: usize) -> Vec<ContactRow> {
                 normal_velocity: [-f, 0.5 * f],
                 restitution: 0.25 * j as f64,
                 radius: 0.01 * f,
+                force_model: None,
                 status: [j as u8, 1, 2, (k % 251) as u8],
             }
         })
