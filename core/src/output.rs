@@ -155,7 +155,7 @@ pub struct ContactRow {
     pub impulse: [f64; 3],
     /// Normal relative velocity `ġ_N` \[m/s\] (positive separating): before the contact's
     /// impact in the step (`G_N(q_n) V⁻`, with `V⁻` the pre-impact velocity of the first impact
-    /// problem in which it took an impulse, `v_n` if it took none; NaN in the initial record)
+    /// problem in which it took an impulse; NaN if it took none, and in the initial record)
     /// and at the end of the step. Its negative is the approach speed `δ̇_i` of the contact
     /// force recovery (`contact-force.md` §2.3).
     pub normal_velocity: [f64; 2],

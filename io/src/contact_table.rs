@@ -271,7 +271,7 @@ impl ContactTable {
                 "normal_velocity",
                 &[2],
                 "m/s",
-                "normal relative velocity dg_N/dt (positive separating): before the contact's impact in the step (pre-impact velocity of the first impact problem in which it took an impulse, else the step start; NaN in record 0) and at the end of the step",
+                "normal relative velocity dg_N/dt (positive separating): before the contact's impact in the step (pre-impact velocity of the first impact problem in which it took an impulse; NaN if it took none, and in record 0) and at the end of the step",
             )?,
             restitution: Column::create(
                 &g,

@@ -376,9 +376,9 @@ pub struct Nsga {
     /// (layout of the velocity stage's multipliers).
     impact_acc: Vec<f64>,
     /// Per element: the normal rate `ġ_N = G_N(q_n) V⁻` \[m/s\] of a contact just before its
-    /// impact in the step (the `V⁻` of the first impact problem in which it took an impulse;
-    /// `v_n` if it took none) — the approach speed the force recovery needs
-    /// (`contact-force.md` §2.3). NaN for other elements.
+    /// impact in the step (the `V⁻` of the first impact problem in which it took an impulse)
+    /// — the approach speed the force recovery needs (`contact-force.md` §2.3). NaN for
+    /// contacts that took no impulse and for other elements.
     impact_rate: Vec<f64>,
 }
 
@@ -856,14 +856,20 @@ impl Nsga {
         Ok(())
     }
 
-    /// The normal rate `G_N(q_n) v_n` at the step start of every contact that took no impulse
-    /// in an impact problem of the step (or of a step solved without the sequence).
+    /// The normal rate `G_N(q_n) v_n` at the step start of every contact that took a normal
+    /// impulse in the step but has no pre-impact rate yet (a step solved without the impact
+    /// sequence); contacts without impulse keep NaN (no impact to recover, and no cost).
     fn step_start_rates(&mut self, model: &Model) {
         for (ie, element) in model.elements().iter().enumerate() {
             let Some(c) = element.as_contact() else {
                 continue;
             };
-            if !self.impact_rate[ie].is_nan() {
+            let acted = self
+                .velocity
+                .element_multipliers(ie)
+                .first()
+                .is_some_and(|l| *l > 0.0);
+            if !acted || !self.impact_rate[ie].is_nan() {
                 continue;
             }
             let nn = self.state.gather(model, ie);
