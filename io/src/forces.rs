@@ -296,7 +296,7 @@ pub fn recover_table(
         for (i, &r) in rows.iter().enumerate() {
             out.stiffness[r] = k;
             out.smooth_force[r] = rec.smooth_force[i];
-            out.impact_impulse[r] = rec.decomposition.impact(i);
+            out.impact_impulse[r] = rec.impact_impulse[i];
             out.impact_force[r] = 0.0;
             out.total_force[r] = rec.total_force[i];
         }

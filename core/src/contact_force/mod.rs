@@ -29,7 +29,9 @@ pub mod stream;
 pub mod stress;
 
 pub use filter::{decompose, DecomposeStream, Decomposition, Parts};
-pub use history::{recover, ContactSample, ImpactKind, RecoveredImpact, Recovery, StepForces};
+pub use history::{
+    recover, ContactSample, ImpactKind, RecoveredImpact, Recovery, StepForces, MIN_APPROACH_SPEED,
+};
 pub use law::{effective_radius, hertz_stiffness, Damping, ForceLaw, Material};
 pub use pulse::{CubicProfile, Impact, Method, Pulse, PulseSample};
 pub use stream::{ForceStream, StreamImpact};
