@@ -41,6 +41,11 @@ fn bearing_spec() -> BallBearing {
 /// V19 model: outer race fixed, inner race loaded by Q along −y and driven at ω_i about z
 /// relative to the outer race; no gravity (not in the thesis' data).
 fn v19() -> (Model, Vec<NodeId>) {
+    v19_with(bearing_spec())
+}
+
+/// [`v19`] with the bearing `spec`.
+fn v19_with(spec: BallBearing) -> (Model, Vec<NodeId>) {
     let mut model = Model::new();
     let outer = model
         .add_node(NodeDef::frame("outer", Vector3::zeros()).fixed())
@@ -67,7 +72,7 @@ fn v19() -> (Model, Vec<NodeId>) {
     let drive =
         PrescribedRotation::new(model.nodes(), outer, inner, Vector3::z(), 0.0, OMEGA_I).unwrap();
     model.add_element("drive", drive).unwrap();
-    let parts = bearing_spec().expand(&mut model).unwrap();
+    let parts = spec.expand(&mut model).unwrap();
     (model, parts.balls)
 }
 
@@ -301,4 +306,110 @@ fn model_files_declare_ball_bearings() {
             "{text}"
         );
     }
+}
+
+/// Contact forces and Hertz stresses of the ball–race contacts while the bearing runs
+/// (`force_recovery` on the bearing, steel E = 200 GPa, ν = 0.3, with its groove radius):
+/// every row's stresses are Hertz's elliptical contact at the row's total force — at 100 N the
+/// V19 values (inner race σ_max −6.95e8 Pa against the thesis' −7.06e8 from chart reading,
+/// `core::contact_force::stress` tests) scaled by (F/100 N)^{1/3} — and recovering the same file
+/// afterwards with the same materials gives the same bits.
+#[test]
+fn bearing_contact_stresses_while_running() {
+    use saltus::core::contact_force::{Material, RaceContact};
+    use saltus::io::forces::{recover_file, RecoveryOptions, Stiffness};
+    let mut spec = bearing_spec();
+    spec.force_recovery = Some(
+        serde_json::from_value(serde_json::json!({ "young": 200e9, "poisson": 0.3 })).unwrap(),
+    );
+    let (mut fresh, _) = v19_with(spec);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bearing");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stresses.h5");
+    let mut solver = Nsga::new(
+        &mut fresh,
+        NsgaOptions {
+            h: 1e-5,
+            t_end: 0.01,
+            rho_inf: 0.0,
+            tol: 1e-5,
+            gravity: Vector3::zeros(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut sink = saltus::io::Hdf5Sink::create(&path).unwrap();
+    solver.run(&mut fresh, &mut sink, &mut |_| {}).unwrap();
+    sink.finish().unwrap();
+    let read = |name: &str| -> Vec<f64> {
+        let f = hdf5_metno::File::open(&path).unwrap();
+        f.dataset(name).unwrap().read_raw().unwrap()
+    };
+    let (force, sigma, tau, depth, race) = (
+        read("contact_forces/total_force"),
+        read("contact_forces/max_pressure"),
+        read("contact_forces/max_shear"),
+        read("contact_forces/shear_depth"),
+        read("contacts/race"),
+    );
+    let hundred = |race_radius: f64| {
+        let c = RaceContact {
+            ball_radius: R_B,
+            race_radius,
+            groove_radius: -0.00397875,
+            ball: Material::STEEL,
+            race: Material::STEEL,
+        };
+        let h = c.hertz().unwrap();
+        c.stresses(100.0, &h.coefficients).unwrap()
+    };
+    let (inner, outer) = (hundred(R_I), hundred(-R_E));
+    assert!(
+        (inner.max_pressure / -6.95e8 - 1.0).abs() < 2e-3,
+        "{}",
+        inner.max_pressure
+    );
+    let mut loaded = 0;
+    for r in 0..force.len() {
+        assert!(
+            race[3 * r].is_finite(),
+            "row {r}: every bearing contact is a race contact"
+        );
+        if force[r] < 1.0 {
+            continue;
+        }
+        loaded += 1;
+        let s = if race[3 * r + 1] > 0.0 {
+            &inner
+        } else {
+            &outer
+        };
+        let scale = (force[r] / 100.0).cbrt();
+        // The same closed form evaluated two ways: round-off.
+        assert!(
+            (sigma[r] / (s.max_pressure * scale) - 1.0).abs() < 1e-12,
+            "row {r}"
+        );
+        assert!(
+            (tau[r] / (s.max_shear * scale) - 1.0).abs() < 1e-12,
+            "row {r}"
+        );
+        // Largest shear 0.785 b below the surface (near line contact).
+        assert!(
+            (depth[r] / (0.785 * s.semi_minor * scale) - 1.0).abs() < 2e-3,
+            "row {r}"
+        );
+    }
+    assert!(loaded > 1000, "{loaded} loaded rows");
+    let before = read("contact_forces/max_pressure");
+    let steel = Material::STEEL;
+    recover_file(
+        &path,
+        &RecoveryOptions::new(Stiffness::Hertz { a: steel, b: steel }),
+        &[],
+    )
+    .unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&read("contact_forces/max_pressure")), bits(&before));
+    assert_eq!(bits(&read("contact_forces/total_force")), bits(&force));
 }

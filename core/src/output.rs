@@ -164,6 +164,10 @@ pub struct ContactRow {
     /// Effective radius `R* = 1/(1/R_a + 1/R_b)` \[m\] of the touching surfaces (Hertz contact,
     /// `contact-force.md` §4); NaN for a contact without curved surfaces.
     pub radius: f64,
+    /// A ball on a bearing race ([`crate::contact_force::ForceRecoverySpec::race`]): ball
+    /// radius, race radius, groove radius \[m\] (signed as in
+    /// [`crate::contact_force::RaceContact`]); NaN otherwise.
+    pub race: [f64; 3],
     /// The contact's force recovery during the run, if it declares one
     /// ([`crate::contact::ContactLaw::force_model`]).
     pub force_model: Option<crate::contact_force::ForceModel>,

@@ -15,6 +15,7 @@
 //! | `/contacts/normal_velocity` | `[m, 2]` | f64 `ġ_N` before the contact's impact, at the end of the step | m/s |
 //! | `/contacts/restitution` | `[m]` | f64 `e_N` of the contact | – |
 //! | `/contacts/radius` | `[m]` | f64 effective radius `R*` of the touching surfaces (NaN: none) | m |
+//! | `/contacts/race` | `[m, 3]` | f64 ball, race and groove radii of a ball–race contact (NaN: none) | m |
 //! | `/contacts/status` | `[m, 4]` | u8 (0 open, 1 stick, 2 slip) | – |
 //!
 //! Also the buffered extendible dataset [`Column`] that every per-step dataset of the file
@@ -185,6 +186,7 @@ pub(crate) struct ContactTable {
     normal_velocity: Column<f64>,
     restitution: Column<f64>,
     radius: Column<f64>,
+    race: Column<f64>,
     status: Column<u8>,
     /// Rows on disk.
     written: usize,
@@ -289,6 +291,14 @@ impl ContactTable {
                 "m",
                 "effective radius R* = 1/(1/R_a + 1/R_b) of the touching surfaces (a cavity counts negative; NaN: no curved surfaces)",
             )?,
+            race: Column::create(
+                &g,
+                gp,
+                "race",
+                &[3],
+                "m",
+                "ball radius, race radius, groove radius of a contact declared as a ball on a bearing race (race and groove negative when concave; NaN otherwise)",
+            )?,
             status: Column::create(
                 &g,
                 gp,
@@ -319,6 +329,7 @@ impl ContactTable {
             .extend(rows.iter().flat_map(|r| r.normal_velocity));
         self.restitution.extend(rows.iter().map(|r| r.restitution));
         self.radius.extend(rows.iter().map(|r| r.radius));
+        self.race.extend(rows.iter().flat_map(|r| r.race));
         self.status.extend(rows.iter().flat_map(|r| r.status));
     }
 
@@ -337,6 +348,7 @@ impl ContactTable {
             + self.normal_velocity.row_bytes()
             + self.restitution.row_bytes()
             + self.radius.row_bytes()
+            + self.race.row_bytes()
             + self.status.row_bytes();
         (self.count.row_bytes(), row)
     }
@@ -362,6 +374,7 @@ impl ContactTable {
         self.normal_velocity.reserve(rows);
         self.restitution.reserve(rows);
         self.radius.reserve(rows);
+        self.race.reserve(rows);
         self.status.reserve(rows);
     }
 
@@ -383,6 +396,7 @@ impl ContactTable {
         self.normal_velocity.write(start, m)?;
         self.restitution.write(start, m)?;
         self.radius.write(start, m)?;
+        self.race.write(start, m)?;
         self.status.write(start, m)
     }
 
@@ -403,6 +417,7 @@ impl ContactTable {
         self.normal_velocity.clear();
         self.restitution.clear();
         self.radius.clear();
+        self.race.clear();
         self.status.clear();
     }
 }

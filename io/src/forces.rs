@@ -11,8 +11,8 @@
 use hdf5_metno as hdf5;
 
 use saltus_core::contact_force::{
-    hertz_stiffness, recover, ContactSample, Damping, ForceError, ForceLaw, ImpactKind, Material,
-    Method,
+    hertz_stiffness, recover, ContactSample, Damping, ForceError, ForceLaw, ForceModel,
+    ForceRecoverySpec, ImpactKind, Material, Method, RaceGeometry,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -84,6 +84,8 @@ pub struct ContactHistoryTable {
     pub restitution: Vec<f64>,
     /// Effective radius `R*` \[m\] (NaN: none).
     pub radius: Vec<f64>,
+    /// Ball, race and groove radii of a ball–race contact \[m\] (NaN: none).
+    pub race: Vec<[f64; 3]>,
 }
 
 impl ContactHistoryTable {
@@ -98,6 +100,7 @@ impl ContactHistoryTable {
             self.pre_impact_rate.push(r.normal_velocity[0]);
             self.restitution.push(r.restitution);
             self.radius.push(r.radius);
+            self.race.push(r.race);
         }
     }
 
@@ -124,6 +127,9 @@ pub struct ForceTable {
     pub impact_force: Vec<f64>,
     /// Total force `Λ_S / h` + peak \[N\] (§6).
     pub total_force: Vec<f64>,
+    /// Ball–race contacts: maximum pressure, maximum shear, octahedral shear \[Pa\] and the
+    /// depth of the maximum shear \[m\] at the total force (NaN otherwise).
+    pub stress: Vec<[f64; 4]>,
     /// The impacts, in row order.
     pub impacts: Vec<ImpactRecord>,
     /// Samples per pulse.
@@ -242,40 +248,17 @@ pub fn recover_table(
         impact_impulse: vec![f64::NAN; m],
         impact_force: vec![f64::NAN; m],
         total_force: vec![f64::NAN; m],
+        stress: vec![[f64::NAN; 4]; m],
         impacts: Vec::new(),
         samples: opts.samples.max(2),
     };
     for (id, rows) in by_contact {
         let first = rows[0];
-        let k = match opts.stiffness {
-            Stiffness::Given(k) => k,
-            Stiffness::Hertz { a, b } => {
-                let r = table.radius[first];
-                if !r.is_finite() {
-                    return Err(ForcesError::Contact {
-                        contact: id,
-                        source: ForceError::Parameter {
-                            what: "effective radius R*",
-                            value: r,
-                            why: "the contact has no curved surfaces (a point contact): give the stiffness K instead of materials",
-                        },
-                    });
-                }
-                hertz_stiffness(r, &a, &b).map_err(|source| ForcesError::Contact {
-                    contact: id,
-                    source,
-                })?
-            }
-        };
-        let law = ForceLaw {
-            stiffness: k,
-            exponent: opts.exponent,
-            damping: opts.damping,
-        };
-        law.validate().map_err(|source| ForcesError::Contact {
+        let model = contact_model(table, first, opts).map_err(|source| ForcesError::Contact {
             contact: id,
             source,
         })?;
+        let k = model.law.stiffness;
         let samples: Vec<ContactSample> = rows
             .iter()
             .map(|&r| ContactSample {
@@ -288,13 +271,13 @@ pub fn recover_table(
         let rec = recover(
             &samples,
             table.restitution[first],
-            &law,
-            opts.method,
+            &model,
             opts.threshold,
             out.samples,
         );
         for (i, &r) in rows.iter().enumerate() {
             out.stiffness[r] = k;
+            out.stress[r] = rec.stress[i];
             out.smooth_force[r] = rec.smooth_force[i];
             out.impact_impulse[r] = rec.impact_impulse[i];
             out.impact_force[r] = 0.0;
@@ -319,6 +302,63 @@ pub fn recover_table(
     }
     out.impacts.sort_by_key(|i| i.row);
     Ok(out)
+}
+
+/// The force model of the contact of table row `row` under `opts`: a ball–race contact (the
+/// table's `race`) with materials gets Hertz's elliptical contact and its stresses, as while
+/// running; otherwise the law with `K` given or from the effective radius.
+fn contact_model(
+    table: &ContactHistoryTable,
+    row: usize,
+    opts: &RecoveryOptions,
+) -> Result<ForceModel, ForceError> {
+    let race = table.race[row];
+    let k = match opts.stiffness {
+        Stiffness::Hertz { a, b } if race.iter().all(|x| x.is_finite()) => {
+            let spec = ForceRecoverySpec {
+                young: Some(a.young),
+                poisson: Some(a.poisson),
+                young_b: Some(b.young),
+                poisson_b: Some(b.poisson),
+                damping: opts.damping,
+                method: opts.method,
+                exponent: opts.exponent,
+                ..ForceRecoverySpec::stiffness(f64::NAN)
+            };
+            let geometry = RaceGeometry {
+                race_radius: race[1],
+                groove_radius: race[2],
+            };
+            let spec = ForceRecoverySpec {
+                stiffness: None,
+                ..spec
+            };
+            return spec.resolve_ball_on_race(geometry, race[0], a.young, a.poisson);
+        }
+        Stiffness::Given(k) => k,
+        Stiffness::Hertz { a, b } => {
+            let r = table.radius[row];
+            if !r.is_finite() {
+                return Err(ForceError::Parameter {
+                    what: "effective radius R*",
+                    value: r,
+                    why: "the contact has no curved surfaces (a point contact): give the stiffness K instead of materials",
+                });
+            }
+            hertz_stiffness(r, &a, &b)?
+        }
+    };
+    let law = ForceLaw {
+        stiffness: k,
+        exponent: opts.exponent,
+        damping: opts.damping,
+    };
+    law.validate()?;
+    Ok(ForceModel {
+        law,
+        method: opts.method,
+        race: None,
+    })
 }
 
 fn h5err(path: &Path, what: impl Into<String>) -> impl FnOnce(hdf5::Error) -> ForcesError {
@@ -378,6 +418,10 @@ pub fn read_table(file: &hdf5::File, path: &Path) -> Result<ContactHistoryTable,
         pre_impact_rate: rate2.chunks(2).map(|c| c[0]).collect(),
         restitution: f64s("contacts/restitution")?,
         radius: f64s("contacts/radius")?,
+        race: f64s("contacts/race")?
+            .chunks(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect(),
     };
     let m = table.contact.len();
     let lens = [
@@ -387,6 +431,7 @@ pub fn read_table(file: &hdf5::File, path: &Path) -> Result<ContactHistoryTable,
         table.pre_impact_rate.len(),
         table.restitution.len(),
         table.radius.len(),
+        table.race.len(),
     ];
     if lens.iter().any(|l| *l != m) {
         return Err(unusable(format!(
@@ -582,6 +627,10 @@ pub fn write_forces(
         "N",
         "smooth_force + impact_force: the contact force reported for mechanisms",
     )?;
+    for (j, (name, unit, desc)) in STRESS_COLUMNS.iter().enumerate() {
+        let v: Vec<f64> = forces.stress.iter().map(|s| s[j]).collect();
+        put(&g, gp, name, &v, &[m], unit, desc)?;
+    }
     let ig = g
         .create_group("impacts")
         .map_err(h5err(path, "group `/contact_forces/impacts`"))?;
@@ -754,6 +803,15 @@ pub fn write_forces(
     )?;
     Ok(())
 }
+
+/// The stress columns of `/contact_forces` (ball–race contacts; NaN otherwise): name, unit,
+/// description.
+pub(crate) const STRESS_COLUMNS: [(&str, &str, &str); 4] = [
+    ("max_pressure", "Pa", "ball-race contacts: largest compressive stress -p0 at total_force (Hertz elliptical contact; NaN for other contacts)"),
+    ("max_shear", "Pa", "ball-race contacts: largest shear stress below the contact at total_force"),
+    ("octahedral_shear", "Pa", "ball-race contacts: largest octahedral shear stress below the contact at total_force"),
+    ("shear_depth", "m", "ball-race contacts: depth of the largest shear stress below the surface"),
+];
 
 /// Parse a damping-model name for the command line.
 pub fn parse_damping(s: &str) -> Result<Damping, String> {

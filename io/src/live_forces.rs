@@ -20,6 +20,8 @@ struct Columns {
     impact_impulse: Column<f64>,
     impact_force: Column<f64>,
     total_force: Column<f64>,
+    /// Ball–race stresses ([`crate::forces::STRESS_COLUMNS`]).
+    stress: [Column<f64>; 4],
     contact: Column<u64>,
     row: Column<u64>,
     kind: Column<u8>,
@@ -125,7 +127,7 @@ impl LiveForces {
     /// Bytes buffered.
     pub(crate) fn buffered_bytes(&self) -> usize {
         self.columns.as_ref().map_or(0, |c| {
-            c.rows_buffered * 5 * 8 + c.impacts_buffered * (12 * 8 + 5 * 8 * c.t.row_len())
+            c.rows_buffered * 9 * 8 + c.impacts_buffered * (12 * 8 + 5 * 8 * c.t.row_len())
         })
     }
 }
@@ -163,6 +165,11 @@ impl Columns {
             impact_impulse: f("impact_impulse", "N*s", "impact part of the impulse, Lambda_PI + Lambda_PISuv (impulse = impact_impulse + smooth_force * h)")?,
             impact_force: f("impact_force", "N", "peak force of the impact pulse at the row (0: no impact; NaN: an impact without a pulse)")?,
             total_force: f("total_force", "N", "smooth_force + impact_force: the contact force reported for mechanisms")?,
+            stress: {
+                let [a, b, c, d] = crate::forces::STRESS_COLUMNS
+                    .map(|(name, unit, desc)| Column::create(&g, gp, name, &[], unit, desc));
+                [a?, b?, c?, d?]
+            },
             contact: Column::create(&ig, ip, "contact", &[], "1", "contact id")?,
             row: Column::create(&ig, ip, "row", &[], "1", "row of /contacts of the impact step")?,
             kind: Column::create(&ig, ip, "kind", &[], "1", "1 isolated impact, 2 impact over a closed contact's smooth load")?,
@@ -193,6 +200,9 @@ impl Columns {
         self.impact_impulse.push(&[f.impact_impulse]);
         self.impact_force.push(&[f.impact_force]);
         self.total_force.push(&[f.total_force]);
+        for (c, v) in self.stress.iter_mut().zip(f.stress) {
+            c.push(&[v]);
+        }
         self.rows_buffered += 1;
     }
 
@@ -278,13 +288,18 @@ impl Columns {
         Ok(())
     }
 
-    fn row_columns(&mut self) -> [&mut Column<f64>; 5] {
+    fn row_columns(&mut self) -> [&mut Column<f64>; 9] {
+        let [s0, s1, s2, s3] = &mut self.stress;
         [
             &mut self.stiffness,
             &mut self.smooth_force,
             &mut self.impact_impulse,
             &mut self.impact_force,
             &mut self.total_force,
+            s0,
+            s1,
+            s2,
+            s3,
         ]
     }
 

@@ -63,7 +63,7 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn buffered_records_do_not_allocate() {
     let path = tmp("no_alloc.h5");
-    // 64 KiB: blocks of about 100 records (416 bytes each and one contact row of 180 bytes)
+    // 64 KiB: blocks of about 100 records (416 bytes each and one contact row of 204 bytes)
     let mut sink = Hdf5Sink::create(&path)
         .unwrap()
         .with_buffer_bytes(64 * 1024)

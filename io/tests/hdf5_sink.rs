@@ -159,6 +159,7 @@ fn contact_table_rows_per_record() {
         normal_velocity: [-2.0 * gap, gap],
         restitution: 0.5,
         radius: 2.0 * gap,
+        race: [gap, -gap, f64::NAN],
         force_model: None,
         status: [1, 2, 0, id as u8],
     };
@@ -199,6 +200,9 @@ fn contact_table_rows_per_record() {
     );
     assert_eq!(f64s("contacts/restitution"), vec![0.5; 3]);
     assert_eq!(f64s("contacts/radius"), vec![0.2, 0.4, 0.6]);
+    let race = f64s("contacts/race");
+    assert_eq!(&race[6..8], &[0.3, -0.3]);
+    assert!(race[8].is_nan());
     let status = file.dataset("contacts/status").unwrap();
     assert_eq!(status.shape(), vec![3, 4]);
     let st: Vec<u8> = status.read_raw().unwrap();

@@ -368,6 +368,14 @@ pub fn contact_row(
             .surface_curvatures()
             .and_then(|[a, b]| crate::contact_force::effective_radius(a, b).ok())
             .unwrap_or(f64::NAN),
+        race: c
+            .law
+            .force_model
+            .and_then(|m| m.race)
+            .map_or([f64::NAN; 3], |r| {
+                let g = r.contact;
+                [g.ball_radius, g.race_radius, g.groove_radius]
+            }),
         force_model: c.law.force_model,
         status: c.history.status.map(|st| st.code() as u8),
     }

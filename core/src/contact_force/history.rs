@@ -4,9 +4,8 @@
 //! plus the peak of the impact pulse at an impact step.
 
 use super::filter::{decompose, Decomposition, Parts};
-use super::law::ForceLaw;
-use super::pulse::{Impact, Method, Pulse};
-use super::ForceError;
+use super::pulse::{Impact, Pulse};
+use super::{ForceError, ForceModel};
 
 /// One recorded step of a contact.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,6 +57,8 @@ pub struct Recovery {
     pub decomposition: Decomposition,
     /// Impact part of each step's impulse \[N s\] (impact + smooth force × h = impulse).
     pub impact_impulse: Vec<f64>,
+    /// Per step the stresses of [`StepForces::stress`] (NaN without a race).
+    pub stress: Vec<[f64; 4]>,
     /// Smooth (closed-contact) force `Λ_S / h` per step \[N\].
     pub smooth_force: Vec<f64>,
     /// Total force per step \[N\]: smooth force plus the peak of the impact pulse at impact
@@ -74,10 +75,31 @@ pub(crate) fn step_forces(
     s: &ContactSample,
     parts: &Parts,
     restitution: f64,
-    law: &ForceLaw,
-    method: Method,
+    model: &ForceModel,
     pulse_samples: usize,
 ) -> (StepForces, Option<StepImpact>) {
+    let (f, impact) = step_forces_only(s, parts, restitution, model, pulse_samples);
+    let mut f = f;
+    if let Some(race) = &model.race {
+        let st = race.at(f.total_force);
+        f.stress = [
+            st.max_pressure,
+            st.max_shear,
+            st.octahedral_shear,
+            st.shear_depth,
+        ];
+    }
+    (f, impact)
+}
+
+fn step_forces_only(
+    s: &ContactSample,
+    parts: &Parts,
+    restitution: f64,
+    model: &ForceModel,
+    pulse_samples: usize,
+) -> (StepForces, Option<StepImpact>) {
+    let (law, method) = (&model.law, model.method);
     let smooth_force = if s.h > 0.0 { parts.smooth / s.h } else { 0.0 };
     let mut f = StepForces {
         stiffness: law.stiffness,
@@ -85,6 +107,7 @@ pub(crate) fn step_forces(
         impact_impulse: parts.isolated + parts.over_smooth,
         impact_force: 0.0,
         total_force: smooth_force,
+        stress: [f64::NAN; 4],
     };
     let (kind, impulse) = if parts.isolated > 0.0 {
         (ImpactKind::Isolated, parts.isolated)
@@ -139,6 +162,10 @@ pub struct StepForces {
     pub impact_force: f64,
     /// `smooth_force` + the pulse's peak (§6) \[N\].
     pub total_force: f64,
+    /// Ball–race contacts ([`super::ForceModel::race`]): Hertz stresses at `total_force` —
+    /// maximum pressure (negative), maximum shear, maximum octahedral shear \[Pa\] and the
+    /// depth of the maximum shear \[m\]; NaN otherwise.
+    pub stress: [f64; 4],
 }
 
 impl StepForces {
@@ -149,17 +176,17 @@ impl StepForces {
         impact_impulse: f64::NAN,
         impact_force: f64::NAN,
         total_force: f64::NAN,
+        stress: [f64::NAN; 4],
     };
 }
 
 /// Recover the forces of one contact of restitution `restitution` from its `samples` with
-/// `law` by `method` (noise threshold of [`decompose`]: `threshold`; `pulse_samples`
+/// the model `model` (noise threshold of [`decompose`]: `threshold`; `pulse_samples`
 /// samples per pulse).
 pub fn recover(
     samples: &[ContactSample],
     restitution: f64,
-    law: &ForceLaw,
-    method: Method,
+    model: &ForceModel,
     threshold: f64,
     pulse_samples: usize,
 ) -> Recovery {
@@ -168,6 +195,7 @@ pub fn recover(
     let mut smooth_force = Vec::with_capacity(samples.len());
     let mut total_force = Vec::with_capacity(samples.len());
     let mut impact_impulse = Vec::with_capacity(samples.len());
+    let mut stress = Vec::with_capacity(samples.len());
     let mut impacts = Vec::new();
     for (k, s) in samples.iter().enumerate() {
         let parts = Parts {
@@ -175,7 +203,8 @@ pub fn recover(
             over_smooth: d.over_smooth[k],
             smooth: d.smooth[k],
         };
-        let (f, impact) = step_forces(s, &parts, restitution, law, method, pulse_samples);
+        let (f, impact) = step_forces(s, &parts, restitution, model, pulse_samples);
+        stress.push(f.stress);
         smooth_force.push(f.smooth_force);
         total_force.push(f.total_force);
         impact_impulse.push(f.impact_impulse);
@@ -193,6 +222,7 @@ pub fn recover(
     Recovery {
         decomposition: d,
         impact_impulse,
+        stress,
         smooth_force,
         total_force,
         impacts,
@@ -250,8 +280,13 @@ mod tests {
                 approach_speed: 0.0,
             },
         ]);
-        let law = ForceLaw::hertz(1e9, Damping::Flores);
-        let r = recover(&s, 0.5, &law, Method::Cubic, 1e-6, 50);
+        let law = crate::contact_force::ForceLaw::hertz(1e9, Damping::Flores);
+        let model = ForceModel {
+            law,
+            method: crate::contact_force::Method::Cubic,
+            race: None,
+        };
+        let r = recover(&s, 0.5, &model, 1e-6, 50);
         assert!((r.smooth_force[0] - 10.0).abs() < 1e-12);
         assert!((r.smooth_force[3] - 10.0).abs() < 1e-12);
         assert!((r.smooth_force[6] - 12.0).abs() < 1e-9);

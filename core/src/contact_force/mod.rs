@@ -35,7 +35,10 @@ pub use history::{
 pub use law::{effective_radius, hertz_stiffness, Damping, ForceLaw, Material};
 pub use pulse::{CubicProfile, Impact, Method, Pulse, PulseSample};
 pub use stream::{ForceStream, StreamImpact};
-pub use stress::{ChartCoefficients, HertzStresses, RaceContact};
+pub use stress::{
+    elliptic_integrals, hertz_ellipse, ChartCoefficients, HertzEllipse, HertzStresses, RaceContact,
+    RaceGeometry, RaceStress,
+};
 
 /// The force recovery a contact carries for recovery while the model runs
 /// ([`crate::contact::ContactLaw::force_model`], [`ForceStream`]): the law with its stiffness
@@ -46,6 +49,8 @@ pub struct ForceModel {
     pub law: ForceLaw,
     /// The pulse reconstruction.
     pub method: Method,
+    /// A ball on a bearing race: Hertz stresses of each step's total force.
+    pub race: Option<RaceStress>,
 }
 
 /// A contact's force-recovery declaration as model files and builders give it: the stiffness
@@ -82,6 +87,11 @@ pub struct ForceRecoverySpec {
     /// Law exponent `n` (default 3/2).
     #[serde(default = "default_exponent")]
     pub exponent: f64,
+    /// The contact is a ball (the contact's sphere a) on a bearing race of this geometry:
+    /// stiffness from Hertz's elliptical contact (needs `young`, `poisson`) and the contact
+    /// stresses of every step's force (§7).
+    #[serde(default)]
+    pub race: Option<RaceGeometry>,
 }
 
 fn default_damping() -> Damping {
@@ -126,6 +136,7 @@ impl ForceRecoverySpec {
             damping: Damping::Flores,
             method: Method::Cubic,
             exponent: 1.5,
+            race: None,
         }
     }
 
@@ -140,12 +151,16 @@ impl ForceRecoverySpec {
             damping: Damping::Flores,
             method: Method::Cubic,
             exponent: 1.5,
+            race: None,
         }
     }
 
     /// The model of a contact whose surfaces have the signed curvatures `curvatures`
     /// ([`crate::contact::UnilateralContact::surface_curvatures`]).
     pub fn resolve(&self, curvatures: Option<[f64; 2]>) -> Result<ForceModel, ForceError> {
+        if let Some(race) = self.race {
+            return self.resolve_race(race, curvatures);
+        }
         let k = match (self.stiffness, self.young, self.poisson) {
             (Some(k), None, None) if self.young_b.is_none() && self.poisson_b.is_none() => k,
             (None, Some(young), Some(poisson)) => {
@@ -176,6 +191,66 @@ impl ForceRecoverySpec {
         Ok(ForceModel {
             law,
             method: self.method,
+            race: None,
+        })
+    }
+
+    /// A ball (radius from the contact's first curvature) on a race: Hertz's elliptical
+    /// contact for the stiffness and the stresses.
+    fn resolve_race(
+        &self,
+        race: RaceGeometry,
+        curvatures: Option<[f64; 2]>,
+    ) -> Result<ForceModel, ForceError> {
+        let (Some(young), Some(poisson), None) = (self.young, self.poisson, self.stiffness) else {
+            return Err(ForceError::Parameter {
+                what: "race",
+                value: race.race_radius,
+                why: "a race contact takes its stiffness from Hertz's elliptical contact: give young and poisson, not stiffness",
+            });
+        };
+        let ball_curvature = curvatures.map_or(0.0, |c| c[0]);
+        let ball_radius = check(
+            "ball curvature 1/r_b",
+            ball_curvature,
+            ball_curvature > 0.0,
+            "a race contact needs a ball (the contact's sphere a)",
+        )?
+        .recip();
+        self.resolve_ball_on_race(race, ball_radius, young, poisson)
+    }
+
+    /// [`ForceRecoverySpec::resolve`] of a ball of radius `ball_radius` \[m\] on a race of
+    /// geometry `race` with this spec's damping, method, exponent and `young`/`poisson` as
+    /// given (the recovery of a result file, whose contact table keeps the ball radius).
+    pub fn resolve_ball_on_race(
+        &self,
+        race: RaceGeometry,
+        ball_radius: f64,
+        young: f64,
+        poisson: f64,
+    ) -> Result<ForceModel, ForceError> {
+        let contact = RaceContact {
+            ball_radius,
+            race_radius: race.race_radius,
+            groove_radius: race.groove_radius,
+            ball: Material { young, poisson },
+            race: Material {
+                young: self.young_b.unwrap_or(young),
+                poisson: self.poisson_b.unwrap_or(poisson),
+            },
+        };
+        let stress = RaceStress::new(&contact)?;
+        let law = ForceLaw {
+            stiffness: contact.stiffness(&stress.hertz.coefficients)?,
+            exponent: self.exponent,
+            damping: self.damping,
+        };
+        law.validate()?;
+        Ok(ForceModel {
+            law,
+            method: self.method,
+            race: Some(stress),
         })
     }
 }

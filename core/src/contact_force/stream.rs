@@ -206,14 +206,7 @@ impl ForceStream {
         p: PendingRow,
         parts: Parts,
     ) {
-        let (f, imp) = step_forces(
-            &p.sample,
-            &parts,
-            restitution,
-            &model.law,
-            model.method,
-            self.samples,
-        );
+        let (f, imp) = step_forces(&p.sample, &parts, restitution, &model, self.samples);
         let imp = imp.map(|(kind, impulse, pulse)| StreamImpact {
             contact: id,
             row: p.row,
@@ -274,6 +267,7 @@ mod tests {
         let model = ForceModel {
             law,
             method: Method::Cubic,
+            race: None,
         };
         let row = |id: u64, lambda: f64, rate: f64, with: bool| ContactRow {
             contact: id,
@@ -334,7 +328,7 @@ mod tests {
                     global += 1;
                 }
             }
-            let rec = recover(&samples, 0.5, &law, Method::Cubic, 1e-6, 21);
+            let rec = recover(&samples, 0.5, &model, 1e-6, 21);
             for (i, g) in rows_of.iter().enumerate() {
                 expected_rows[*g] = Some((rec.smooth_force[i], rec.total_force[i]));
             }

@@ -26,6 +26,54 @@ pub struct RaceContact {
     pub race: Material,
 }
 
+/// The race side of a ball–race contact, as a contact declares it (the ball is the contact's
+/// sphere): signed radii as in [`RaceContact`].
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RaceGeometry {
+    /// Race radius in the rolling plane \[m\] (inner race > 0, outer race < 0).
+    pub race_radius: f64,
+    /// Groove radius normal to the rolling direction \[m\] (conforming groove < 0).
+    pub groove_radius: f64,
+}
+
+/// What the stresses of a ball–race contact need at every force: `Δ` and Hertz's ellipse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RaceStress {
+    /// The contact's geometry and materials.
+    pub contact: RaceContact,
+    /// Elastic parameter `Δ` \[m³/N\].
+    pub delta: f64,
+    /// Hertz's coefficients at the contact's `B/A`.
+    pub hertz: HertzEllipse,
+}
+
+impl RaceStress {
+    /// Precompute the stresses of `contact` ([`RaceContact::hertz`]).
+    pub fn new(contact: &RaceContact) -> Result<Self, ForceError> {
+        Ok(Self {
+            contact: *contact,
+            delta: contact.delta()?,
+            hertz: contact.hertz()?,
+        })
+    }
+
+    /// Ellipse, stresses and the depths of the largest shears at the force `force` ≥ 0 \[N\]
+    /// (zero force: zero stresses).
+    pub fn at(&self, force: f64) -> HertzStresses {
+        let c = &self.hertz.coefficients;
+        let b = c.c_b * (force.max(0.0) * self.delta).cbrt();
+        HertzStresses {
+            semi_minor: b,
+            semi_major: b / c.ratio,
+            max_pressure: -c.c_sigma * b / self.delta,
+            max_shear: c.c_tau * b / self.delta,
+            octahedral_shear: c.c_oct * b / self.delta,
+            shear_depth: self.hertz.shear_depth * b,
+        }
+    }
+}
+
 /// Coefficients of the Boresi/Seely–Smith chart at one `B/A` (§7; for `B/A = 521` the thesis
 /// reads `c_b = 0.22`, `c_δ = 0.17`, `k = 0.021`, `c_σ = 1`, `c_τ = 0.3`, `c_G = 0.27`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,6 +117,9 @@ pub struct HertzStresses {
     pub max_shear: f64,
     /// Maximum octahedral shear stress `τ_oct` \[Pa\].
     pub octahedral_shear: f64,
+    /// Depth of the largest shear stress below the surface \[m\] (NaN from chart
+    /// coefficients, which do not give it).
+    pub shear_depth: f64,
 }
 
 impl RaceContact {
@@ -129,6 +180,7 @@ impl RaceContact {
             max_pressure: -c.c_sigma * b / d,
             max_shear: c.c_tau * b / d,
             octahedral_shear: c.c_oct * b / d,
+            shear_depth: f64::NAN,
         })
     }
 }
@@ -302,9 +354,35 @@ fn maximize(f: &dyn Fn(f64) -> f64, scale: f64) -> (f64, f64) {
 /// Poisson's ratio `nu` (module docs): `k` from the elliptic integrals,
 /// `c_b = (3 k E(e)/(2π))^{1/3}`, `c_σ = 1/E(e)` (`p₀ = b/(Δ E(e))`), `c_δ = c_b² K(e)/E(e)`,
 /// and the largest shear and octahedral shear stresses below the centre with their depths.
+///
+/// A computation takes ~0.3 s; results are kept per `(B/A, ν)` for the process, so the balls
+/// of a bearing (two distinct contacts) pay it twice.
 pub fn hertz_ellipse(ratio: f64, nu: f64) -> Result<HertzEllipse, ForceError> {
     check("curvature ratio B/A", ratio, ratio > 0.0, "must be > 0")?;
-    check("Poisson's ratio ν", nu, nu > -1.0 && nu <= 0.5, "must be in (−1, 0.5]")?;
+    check(
+        "Poisson's ratio ν",
+        nu,
+        nu > -1.0 && nu <= 0.5,
+        "must be in (−1, 0.5]",
+    )?;
+    type Memo = std::collections::HashMap<(u64, u64), HertzEllipse>;
+    static MEMO: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+    let key = (ratio.to_bits(), nu.to_bits());
+    if let Some(h) = MEMO
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref()?.get(&key).copied())
+    {
+        return Ok(h);
+    }
+    let h = compute_hertz_ellipse(ratio, nu);
+    if let Ok(mut m) = MEMO.lock() {
+        m.get_or_insert_with(Memo::new).insert(key, h);
+    }
+    Ok(h)
+}
+
+fn compute_hertz_ellipse(ratio: f64, nu: f64) -> HertzEllipse {
     let ratio = ratio.max(1.0 / ratio);
     let k = ellipse_ratio(ratio);
     let (kk, ee) = elliptic_integrals(k);
@@ -324,7 +402,7 @@ pub fn hertz_ellipse(ratio: f64, nu: f64) -> Result<HertzEllipse, ForceError> {
     };
     let (z_tau, tau) = maximize(&shear, b);
     let (z_oct, t_oct) = maximize(&oct, b);
-    Ok(HertzEllipse {
+    HertzEllipse {
         coefficients: ChartCoefficients {
             c_b,
             c_delta: c_b * c_b * kk / ee,
@@ -336,7 +414,7 @@ pub fn hertz_ellipse(ratio: f64, nu: f64) -> Result<HertzEllipse, ForceError> {
         },
         shear_depth: z_tau,
         octahedral_depth: z_oct,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -481,9 +559,21 @@ mod hertz_tests {
         };
         let h = c.hertz().unwrap();
         let s = c.stresses(100.0, &h.coefficients).unwrap();
-        assert!((s.max_pressure / -7.06e8 - 1.0).abs() < 0.02, "{}", s.max_pressure);
-        assert!((s.max_shear / 2.11e8 - 1.0).abs() < 0.005, "{}", s.max_shear);
-        assert!((s.octahedral_shear / 1.84e8 - 1.0).abs() < 0.005, "{}", s.octahedral_shear);
+        assert!(
+            (s.max_pressure / -7.06e8 - 1.0).abs() < 0.02,
+            "{}",
+            s.max_pressure
+        );
+        assert!(
+            (s.max_shear / 2.11e8 - 1.0).abs() < 0.005,
+            "{}",
+            s.max_shear
+        );
+        assert!(
+            (s.octahedral_shear / 1.84e8 - 1.0).abs() < 0.005,
+            "{}",
+            s.octahedral_shear
+        );
         let chart_nu = RaceContact {
             race: Material {
                 young: 200e9,
@@ -493,7 +583,11 @@ mod hertz_tests {
         };
         let h25 = hertz_ellipse(c.curvature_sums().map(|(a, b)| b / a).unwrap(), 0.25).unwrap();
         let s25 = c.stresses(100.0, &h25.coefficients).unwrap();
-        assert!((s25.octahedral_shear / 1.90e8 - 1.0).abs() < 0.005, "{}", s25.octahedral_shear);
+        assert!(
+            (s25.octahedral_shear / 1.90e8 - 1.0).abs() < 0.005,
+            "{}",
+            s25.octahedral_shear
+        );
         assert_eq!(chart_nu.hertz().unwrap(), h25);
         // Depth of the largest shear: 0.785 b below the surface, b = 38 µm at 100 N.
         assert!((s.semi_minor - 3.82e-5).abs() < 0.02e-5, "{}", s.semi_minor);

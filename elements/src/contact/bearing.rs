@@ -17,6 +17,7 @@
 //! `ω_cage/ω_i = r_i/(r_i + r_e)` (eqs. 4.6–4.11).
 
 use nalgebra::{UnitQuaternion, Vector3};
+use saltus_core::contact_force::{ForceRecoverySpec, RaceGeometry};
 use saltus_core::registry::{CompositeDef, CompositeError};
 use saltus_core::{BuildError, ElementDef, Model, NodeDef, NodeId, NodeKind};
 use serde::Deserialize;
@@ -78,6 +79,13 @@ pub struct BallBearing {
     /// Angle of ball 1 about the axis from the first in-plane direction \[rad\] (default 0).
     #[serde(default)]
     pub phase: f64,
+    /// Contact forces of the ball–race contacts recovered while the model runs (see
+    /// `saltus_core::contact_force::ForceRecoverySpec`). With `young`, `poisson` and the
+    /// bearing's `groove_radius`, each contact is a ball on its race: stiffness from Hertz's
+    /// elliptical contact and the contact stresses (maximum pressure, shears, depth) of every
+    /// step in `/contact_forces`.
+    #[serde(default)]
+    pub force_recovery: Option<ForceRecoverySpec>,
 }
 
 /// What [`BallBearing::expand`] added to the model.
@@ -264,6 +272,23 @@ impl BallBearing {
             }
             v
         };
+        // The force recovery of a contact against the race of radius `race` (signed).
+        let recovery = |race: f64| -> Option<serde_json::Value> {
+            let mut spec = self.force_recovery?;
+            if let (Some(g), Some(_), Some(_)) = (self.groove_radius, spec.young, spec.poisson) {
+                spec.race = Some(RaceGeometry {
+                    race_radius: race,
+                    groove_radius: g,
+                });
+            }
+            serde_json::to_value(spec).ok()
+        };
+        let with_recovery = |mut v: serde_json::Value, race: f64| {
+            if let (Some(o), Some(r)) = (v.as_object_mut(), recovery(race)) {
+                o.insert("force_recovery".into(), r);
+            }
+            v
+        };
         let chord = 2.0 * r_j * (std::f64::consts::PI / n as f64).sin();
         let mut elements = Vec::new();
         for k in 0..n {
@@ -281,13 +306,19 @@ impl BallBearing {
                 name: format!("{p}_inner{b}"),
                 type_name: "sphere_sphere_contact".into(),
                 nodes: vec![ball.clone(), self.inner.clone()],
-                parameters: with_law(json!({ "radius_a": r_b, "radius_b": r_i })),
+                parameters: with_recovery(
+                    with_law(json!({ "radius_a": r_b, "radius_b": r_i })),
+                    r_i,
+                ),
             });
             elements.push(ElementDef {
                 name: format!("{p}_outer{b}"),
                 type_name: "sphere_in_sphere_contact".into(),
                 nodes: vec![ball.clone(), self.outer.clone()],
-                parameters: with_law(json!({ "radius": r_b, "cavity_radius": r_e })),
+                parameters: with_recovery(
+                    with_law(json!({ "radius": r_b, "cavity_radius": r_e })),
+                    -r_e,
+                ),
             });
             elements.push(ElementDef {
                 name: format!("{p}_cage{b}"),
@@ -328,6 +359,6 @@ fn expand_bearing(
 saltus_core::register_composite! {
     key: "ball_bearings",
     label: "ball bearing",
-    summary: "A radial ball bearing between two frame nodes (inner and outer race): balls, ball–race contacts and a cage of springs (keys: name, inner, outer, balls, ball_radius, ball_mass, ball_inertia, inner_radius, outer_radius or clearance, groove_radius, cage_stiffness, cage_damping, friction, restitution, tangential_restitution, axis, phase)",
+    summary: "A radial ball bearing between two frame nodes (inner and outer race): balls, ball–race contacts and a cage of springs (keys: name, inner, outer, balls, ball_radius, ball_mass, ball_inertia, inner_radius, outer_radius or clearance, groove_radius, cage_stiffness, cage_damping, friction, restitution, tangential_restitution, axis, phase, force_recovery)",
     expand: expand_bearing,
 }

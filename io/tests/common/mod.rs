@@ -109,6 +109,7 @@ pub fn contacts(k: usize) -> Vec<ContactRow> {
                 normal_velocity: [-f, 0.5 * f],
                 restitution: 0.25 * j as f64,
                 radius: 0.01 * f,
+                race: [f64::NAN; 3],
                 force_model: None,
                 status: [j as u8, 1, 2, (k % 251) as u8],
             }
@@ -200,6 +201,9 @@ pub fn check_contacts(file: &hdf5::File, n: usize) {
         col(|(_, r)| r.restitution)
     );
     assert_eq!(read_f64("contacts/radius"), col(|(_, r)| r.radius));
+    let race = read_f64("contacts/race");
+    assert_eq!(race.len(), 3 * m);
+    assert!(race.iter().all(|x| x.is_nan()));
     let status: Vec<u8> = file.dataset("contacts/status").unwrap().read_raw().unwrap();
     assert_eq!(
         status,
