@@ -316,22 +316,14 @@ fn contact_model(
     let k = match opts.stiffness {
         Stiffness::Hertz { a, b } if race.iter().all(|x| x.is_finite()) => {
             let spec = ForceRecoverySpec {
-                young: Some(a.young),
-                poisson: Some(a.poisson),
-                young_b: Some(b.young),
-                poisson_b: Some(b.poisson),
                 damping: opts.damping,
                 method: opts.method,
                 exponent: opts.exponent,
-                ..ForceRecoverySpec::stiffness(f64::NAN)
+                ..ForceRecoverySpec::hertz(a, b)
             };
             let geometry = RaceGeometry {
                 race_radius: race[1],
                 groove_radius: race[2],
-            };
-            let spec = ForceRecoverySpec {
-                stiffness: None,
-                ..spec
             };
             return spec.resolve_ball_on_race(geometry, race[0], a.young, a.poisson);
         }

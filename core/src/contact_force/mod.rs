@@ -125,25 +125,10 @@ fn method_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Method, D::Err
 }
 
 impl ForceRecoverySpec {
-    /// Hertz stiffness from the materials `a`, `b`, Flores damping, cubic profile.
-    pub fn hertz(a: Material, b: Material) -> Self {
+    /// Nothing given yet: Flores damping, cubic profile, `n = 3/2`, no race.
+    fn base() -> Self {
         Self {
             stiffness: None,
-            young: Some(a.young),
-            poisson: Some(a.poisson),
-            young_b: Some(b.young),
-            poisson_b: Some(b.poisson),
-            damping: Damping::Flores,
-            method: Method::Cubic,
-            exponent: 1.5,
-            race: None,
-        }
-    }
-
-    /// Stiffness `k` \[N/mⁿ\], Flores damping, cubic profile.
-    pub fn stiffness(k: f64) -> Self {
-        Self {
-            stiffness: Some(k),
             young: None,
             poisson: None,
             young_b: None,
@@ -152,6 +137,25 @@ impl ForceRecoverySpec {
             method: Method::Cubic,
             exponent: 1.5,
             race: None,
+        }
+    }
+
+    /// Hertz stiffness from the materials `a`, `b`, Flores damping, cubic profile.
+    pub fn hertz(a: Material, b: Material) -> Self {
+        Self {
+            young: Some(a.young),
+            poisson: Some(a.poisson),
+            young_b: Some(b.young),
+            poisson_b: Some(b.poisson),
+            ..Self::base()
+        }
+    }
+
+    /// Stiffness `k` \[N/mⁿ\], Flores damping, cubic profile.
+    pub fn stiffness(k: f64) -> Self {
+        Self {
+            stiffness: Some(k),
+            ..Self::base()
         }
     }
 

@@ -375,32 +375,14 @@ fn build(
         Vector3::from(point),
         Vector3::from(normal),
     )
-    .map_err(|e| match e {
-        BuildError::InvalidParameter {
-            parameter, message, ..
-        } => BuildError::InvalidParameter {
-            element: def.name.clone(),
-            parameter,
-            message,
-        },
-        other => other,
-    })?;
+    .map_err(|e| super::located(def, e))?;
     let c = c
         .friction(spec.friction)
         .friction_decay(spec.friction_decay, spec.friction_decay_rate)
         .restitution(spec.restitution, spec.tangential_restitution)
         .resistance(spec.rolling_resistance, spec.spinning_resistance);
     let c = match &spec.force_recovery {
-        Some(f) => c.force_recovery(f).map_err(|e| match e {
-            BuildError::InvalidParameter {
-                parameter, message, ..
-            } => BuildError::InvalidParameter {
-                element: def.name.clone(),
-                parameter,
-                message,
-            },
-            other => other,
-        })?,
+        Some(f) => c.force_recovery(f).map_err(|e| super::located(def, e))?,
         None => c,
     };
     Ok(Box::new(c))

@@ -34,6 +34,7 @@
 
 use super::element::ContactElement;
 use super::kinematics::SpatialIncrement;
+use super::located;
 use nalgebra::{Matrix3, UnitQuaternion, Vector2, Vector3};
 use saltus_core::contact::law::{Curvature, SlidingGaps};
 use saltus_core::contact::{ContactFrame, ContactJacobian, UnilateralContact};
@@ -463,20 +464,6 @@ impl LawSpec {
             Some(spec) => c.force_recovery(spec).map_err(|e| located(def, e)),
             None => Ok(c),
         }
-    }
-}
-
-/// Rename the element in a constructor's parameter error.
-fn located(def: &ElementDef, e: BuildError) -> BuildError {
-    match e {
-        BuildError::InvalidParameter {
-            parameter, message, ..
-        } => BuildError::InvalidParameter {
-            element: def.name.clone(),
-            parameter,
-            message,
-        },
-        other => other,
     }
 }
 
