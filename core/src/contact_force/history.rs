@@ -78,8 +78,7 @@ pub(crate) fn step_forces(
     model: &ForceModel,
     pulse_samples: usize,
 ) -> (StepForces, Option<StepImpact>) {
-    let (f, impact) = step_forces_only(s, parts, restitution, model, pulse_samples);
-    let mut f = f;
+    let (mut f, impact) = impact_forces(s, parts, restitution, model, pulse_samples);
     if let Some(race) = &model.race {
         let st = race.at(f.total_force);
         f.stress = [
@@ -92,13 +91,15 @@ pub(crate) fn step_forces(
     (f, impact)
 }
 
-fn step_forces_only(
+/// [`step_forces`] without the stresses.
+fn impact_forces(
     s: &ContactSample,
-    parts: &Parts,
-    restitution: f64,
+    p: &Parts,
+    e: f64,
     model: &ForceModel,
-    pulse_samples: usize,
+    samples: usize,
 ) -> (StepForces, Option<StepImpact>) {
+    let (parts, restitution, pulse_samples) = (p, e, samples);
     let (law, method) = (&model.law, model.method);
     let smooth_force = if s.h > 0.0 { parts.smooth / s.h } else { 0.0 };
     let mut f = StepForces {

@@ -186,6 +186,11 @@ impl ForceRecoverySpec {
                 why: "give either stiffness, or young and poisson (optionally young_b, poisson_b)",
             }),
         };
+        self.model(k, None)
+    }
+
+    /// The model of stiffness `k` with this spec's exponent, damping and method.
+    fn model(&self, k: f64, race: Option<RaceStress>) -> Result<ForceModel, ForceError> {
         let law = ForceLaw {
             stiffness: k,
             exponent: self.exponent,
@@ -195,7 +200,7 @@ impl ForceRecoverySpec {
         Ok(ForceModel {
             law,
             method: self.method,
-            race: None,
+            race,
         })
     }
 
@@ -245,17 +250,7 @@ impl ForceRecoverySpec {
             },
         };
         let stress = RaceStress::new(&contact)?;
-        let law = ForceLaw {
-            stiffness: contact.stiffness(&stress.hertz.coefficients)?,
-            exponent: self.exponent,
-            damping: self.damping,
-        };
-        law.validate()?;
-        Ok(ForceModel {
-            law,
-            method: self.method,
-            race: Some(stress),
-        })
+        self.model(contact.stiffness(&stress.hertz.coefficients)?, Some(stress))
     }
 }
 
