@@ -7,8 +7,8 @@ with h5py and draws, for one impact, the force history F(t) and the force-penetr
 F(delta).
 
     saltus run models/bouncing_ball.toml
-    saltus forces bouncing_ball.h5 --young 6.043e8 --poisson 0.3
-    python3 examples/contact_force_plot.py bouncing_ball.h5 [--impact 0] [-o pulse.png]
+    saltus forces models/bouncing_ball.h5 --young 6.043e8 --poisson 0.3
+    python3 examples/contact_force_plot.py models/bouncing_ball.h5 [--impact 0] [-o pulse.png]
 
 Needs h5py and matplotlib (Debian: python3-h5py python3-matplotlib).
 """

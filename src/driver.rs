@@ -5,9 +5,7 @@ use saltus_io::model_file::ImpactMode;
 use saltus_io::{load_model, parse_str, Format, Hdf5Sink, IoError, ModelFile, SimulationSettings};
 use saltus_solvers::{ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// The built-in default model (`models/slider_crank.toml`): a rigid slider–crank spun up from
 /// rest.
@@ -40,6 +38,14 @@ pub struct RunRequest {
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// The results path would overwrite something that is not a results file.
+    #[error("{}: {why}; choose another output (-o)", path.display())]
+    Output {
+        /// The refused output path.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// The model file could not be read or is invalid.
     #[error(transparent)]
     Io(#[from] IoError),
@@ -96,6 +102,36 @@ impl fmt::Display for RunReport {
     }
 }
 
+/// Refuse an output path that is the model file itself or an existing file that is not HDF5
+/// (its first bytes are not the HDF5 signature): a run must not destroy its input or another
+/// file.
+fn check_output(output: &Path, model: Option<&Path>) -> Result<(), RunError> {
+    let refuse = |why: &str| RunError::Output {
+        path: output.to_path_buf(),
+        why: why.into(),
+    };
+    if let (Some(m), Ok(o)) = (model, output.canonicalize()) {
+        if m.canonicalize().is_ok_and(|m| m == o) {
+            return Err(refuse("this is the model file"));
+        }
+    }
+    if output.is_dir() {
+        return Err(refuse("this is a directory"));
+    }
+    if let Ok(mut f) = std::fs::File::open(output) {
+        use std::io::Read;
+        let mut head = [0u8; 8];
+        let n = f.read(&mut head).unwrap_or(0);
+        // An empty file is not data; anything else must start with the HDF5 signature.
+        if n > 0 && (n < 8 || &head != b"\x89HDF\r\n\x1a\n") {
+            return Err(refuse(
+                "an existing file that is not an HDF5 file would be overwritten",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Integrator options from a model's `[simulation]` table and the request's overrides.
 pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
     NsgaOptions {
@@ -125,25 +161,35 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
 pub fn run_file(path: &Path, req: &RunRequest) -> Result<RunReport, RunError> {
     let file = load_model(path)?;
     let default_out = path.with_extension("h5");
-    run_model_file(file, req, default_out)
+    run_model_file(file, req, default_out, Some(path))
 }
 
 /// Parse and run a TOML model given as text (`source` names it in error messages).
 pub fn run_text(text: &str, source: &str, req: &RunRequest) -> Result<RunReport, RunError> {
     let file = parse_str(text, Format::Toml, source)?;
-    run_model_file(file, req, PathBuf::from(DEFAULT_OUTPUT))
+    run_model_file(file, req, PathBuf::from(DEFAULT_OUTPUT), None)
 }
 
 fn run_model_file(
     mut file: ModelFile,
     req: &RunRequest,
     default_out: PathBuf,
+    model_path: Option<&Path>,
 ) -> Result<RunReport, RunError> {
+    let model_dir = model_path.and_then(Path::parent);
     let output = req
         .output
         .clone()
-        .or_else(|| file.simulation.output.clone())
+        .or_else(|| {
+            // A model file's relative output is next to the model file.
+            let o = file.simulation.output.clone()?;
+            Some(match model_dir {
+                Some(dir) if o.is_relative() => dir.join(o),
+                _ => o,
+            })
+        })
         .unwrap_or(default_out);
+    check_output(&output, model_path)?;
     let opts = nsga_options(&file.simulation, req);
     let solve = |source| RunError::Solve { source, kept: None };
     let mut solver = Nsga::new(&mut file.model, opts.clone()).map_err(solve)?;
@@ -163,72 +209,71 @@ fn run_model_file(
     }
 }
 
-/// A text progress bar on standard error, redrawn at most every 100 ms.
+/// The progress bar on standard error (`indicatif`: rate-limited redraws, human durations, a
+/// smoothed ETA), in units of model time: 100 % when the run reaches `t_end`.
 struct Progress {
+    bar: Option<indicatif::ProgressBar>,
     t_end: f64,
-    enabled: bool,
-    start: Instant,
-    last: Option<Instant>,
 }
+
+/// Progress-bar resolution: positions per run.
+const PROGRESS_STEPS: u64 = 10_000;
 
 impl Progress {
     fn new(t_end: f64, quiet: bool) -> Self {
-        Self {
-            t_end,
-            enabled: !quiet,
-            start: Instant::now(),
-            last: None,
-        }
+        let bar = (!quiet).then(|| {
+            let bar = indicatif::ProgressBar::new(PROGRESS_STEPS);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "[{bar:40}] {percent:>3}%  t = {msg} s  elapsed {elapsed}  eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("#>."),
+            );
+            bar
+        });
+        Self { bar, t_end }
     }
 
     fn update(&mut self, t: f64) {
-        if !self.enabled {
-            return;
-        }
-        let now = Instant::now();
-        if self
-            .last
-            .is_some_and(|l| now - l < Duration::from_millis(100))
-        {
-            return;
-        }
-        self.last = Some(now);
+        let Some(bar) = &self.bar else { return };
         let frac = if self.t_end > 0.0 {
             (t / self.t_end).clamp(0.0, 1.0)
         } else {
             1.0
         };
-        let width = 40;
-        let filled = (frac * width as f64).round() as usize;
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let eta = if frac > 0.0 {
-            elapsed * (1.0 - frac) / frac
-        } else {
-            0.0
-        };
-        eprint!(
-            "\r[{}{}] {:5.1}%  t = {:.4e} s  elapsed {:.1} s  eta {:.1} s ",
-            "#".repeat(filled),
-            ".".repeat(width - filled),
-            100.0 * frac,
-            t,
-            elapsed,
-            eta
-        );
-        let _ = std::io::stderr().flush();
+        bar.set_position((frac * PROGRESS_STEPS as f64).round() as u64);
+        bar.set_message(format!("{t:.6}"));
     }
 
+    /// Leave the bar at its last position: 100 % after a complete run.
     fn finish(&mut self) {
-        if self.enabled && self.last.is_some() {
-            eprintln!();
+        if let Some(bar) = &self.bar {
+            bar.abandon();
         }
     }
 }
 
-/// `saltus elements`: every registered element type with its summary and example parameters.
-pub fn elements_listing() -> String {
+/// `saltus elements [TYPE]`: every registered element type (or `kind` alone) with its summary
+/// and example parameters; an unknown `kind` gives the known names.
+pub fn elements_listing(kind: Option<&str>) -> Result<String, String> {
+    let kinds: Vec<_> = saltus_core::element_kinds()
+        .iter()
+        .filter(|k| kind.is_none_or(|name| k.type_name == name))
+        .collect();
+    if kinds.is_empty() {
+        let known: Vec<&str> = saltus_core::element_kinds()
+            .iter()
+            .map(|k| k.type_name)
+            .collect();
+        return Err(format!(
+            "unknown element type `{}` (known: {})",
+            kind.unwrap_or_default(),
+            known.join(", ")
+        ));
+    }
     let mut s = String::new();
-    for k in saltus_core::element_kinds() {
+    for k in kinds {
         let nodes: Vec<String> = k
             .example_nodes
             .iter()
@@ -244,5 +289,5 @@ pub fn elements_listing() -> String {
         }
         s.push('\n');
     }
-    s
+    Ok(s)
 }

@@ -210,8 +210,10 @@ fn python_with_h5py() -> Option<String> {
 #[test]
 fn forces_recovers_contact_forces_of_a_finished_run() {
     let dir = scratch("forces");
+    // A model file's relative output lands next to it (here: in the scratch folder).
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/bouncing_ball.toml");
-    let o = saltus(&["run", model.to_str().unwrap(), "--quiet"], &dir);
+    std::fs::copy(&model, dir.join("ball.toml")).unwrap();
+    let o = saltus(&["run", "ball.toml", "--quiet"], &dir);
     assert!(o.status.success(), "{:?}", text(&o));
     let results = dir.join("bouncing_ball.h5");
     assert!(results.exists());
@@ -305,6 +307,132 @@ fn forces_recovers_contact_forces_of_a_finished_run() {
         text(&o)
     );
     let o = saltus(&["forces", "bouncing_ball.h5", "--stiffness", "-1"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o)
+            .1
+            .contains("--stiffness <K>': must be a finite number > 0"),
+        "{:?}",
+        text(&o)
+    );
+}
+
+#[test]
+fn command_line_help_version_and_option_errors() {
+    let d = scratch("clap");
+    let o = saltus(&["--version"], &d);
+    assert!(o.status.success());
+    assert_eq!(
+        text(&o).0.trim(),
+        format!("saltus {}", env!("CARGO_PKG_VERSION"))
+    );
+    for sub in ["run", "forces", "elements"] {
+        let o = saltus(&[sub, "--help"], &d);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{sub} --help: {err}");
+        assert!(out.contains(&format!("Usage: saltus {sub}")), "{out}");
+    }
+    // Errors name the option as typed, and exit 2.
+    for (args, needle) in [
+        (
+            vec!["run", "--t-end", "0"],
+            "'--t-end <T>': must be a finite number > 0, got 0",
+        ),
+        (
+            vec!["run", "--h", "-0.001"],
+            "'--h <H>': must be a finite number > 0",
+        ),
+        (
+            vec!["run", "--rho-inf", "2"],
+            "'--rho-inf <R>': must be in [0, 1], got 2",
+        ),
+        (vec!["run", "--threads", "0"], "--threads <N>"),
+        (vec!["run", "--bogus"], "unexpected argument '--bogus'"),
+    ] {
+        let o = saltus(&args, &d);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o).1.contains(needle), "{args:?}: {}", text(&o).1);
+    }
+    // One element type, or the known names for an unknown one.
+    let o = saltus(&["elements", "rigid_body"], &d);
+    let out = text(&o).0;
+    assert!(
+        out.starts_with("rigid_body") && !out.contains("revolute_joint"),
+        "{out}"
+    );
+    let o = saltus(&["elements", "rigid_bdy"], &d);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("unknown element type `rigid_bdy` (known: beam,"));
+}
+
+#[test]
+fn closed_pipe_ends_quietly() {
+    // The reader is gone before the program writes: EPIPE, not a panic (`saltus elements |
+    // head` that stopped reading).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_saltus"))
+        .arg("elements")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{:?}: {err}", o.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn outputs_never_overwrite_inputs() {
+    let d = scratch("overwrite");
+    std::fs::write(d.join("p.toml"), PENDULUM).unwrap();
+    // The model itself, and an existing file that is not HDF5, are refused; nothing changes.
+    let o = saltus(&["run", "p.toml", "-o", "p.toml", "--quiet"], &d);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).1.contains("stiffness K = -1"), "{:?}", text(&o));
+    assert!(
+        text(&o).1.contains("p.toml: this is the model file"),
+        "{}",
+        text(&o).1
+    );
+    assert_eq!(std::fs::read_to_string(d.join("p.toml")).unwrap(), PENDULUM);
+    std::fs::write(d.join("notes.txt"), "keep me").unwrap();
+    let o = saltus(&["run", "p.toml", "-o", "notes.txt", "--quiet"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("not an HDF5 file"), "{}", text(&o).1);
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+    // An earlier result is replaced.
+    let o = saltus(
+        &["run", "p.toml", "-o", "r.h5", "--t-end", "0.01", "--quiet"],
+        &d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = saltus(
+        &["run", "p.toml", "-o", "r.h5", "--t-end", "0.02", "--quiet"],
+        &d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(records(&d.join("r.h5")).len(), 21);
+    // A step that cannot be meant: refused by name before anything runs.
+    let o = saltus(&["run", "p.toml", "--h", "1e-300", "--quiet"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).1.contains("`h`") && text(&o).1.contains("is a typo"),
+        "{}",
+        text(&o).1
+    );
+    // A model file's relative output goes next to the model file, not to the working folder.
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(
+        d.join("sub/q.toml"),
+        PENDULUM.replace("t_end = 0.5", "t_end = 0.01\noutput = \"q.h5\""),
+    )
+    .unwrap();
+    let o = saltus(&["run", "sub/q.toml", "--quiet"], &d);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(d.join("sub/q.h5").exists() && !d.join("q.h5").exists());
 }

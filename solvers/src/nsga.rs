@@ -177,6 +177,18 @@ impl NsgaOptions {
                 format!("must be finite and >= 0, got {}", self.t_end),
             );
         }
+        if self.t_end / self.h > MAX_STEPS {
+            return bad(
+                "h",
+                format!(
+                    "t_end / h = {:.3e} steps, more than {MAX_STEPS:.0e}: a step of {:e} s for \
+                     t_end = {} s is a typo, not a simulation",
+                    self.t_end / self.h,
+                    self.h,
+                    self.t_end
+                ),
+            );
+        }
         if !(0.0..=1.0).contains(&self.rho_inf) {
             return bad(
                 "rho_inf",
@@ -381,6 +393,10 @@ pub struct Nsga {
     /// contacts that took no impulse and for other elements.
     impact_rate: Vec<f64>,
 }
+
+/// Largest number of steps [`NsgaOptions::validate`] accepts (`t_end / h`): beyond it a run
+/// would take days per microsecond of model time — an input error (e.g. `h = 1e-300`).
+pub const MAX_STEPS: f64 = 1e10;
 
 /// A pre-step hook: `(model, t_n, node states at t_n)`; may add or remove elements.
 pub type PreStepHook =

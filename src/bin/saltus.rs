@@ -1,227 +1,214 @@
 //! The `saltus` command-line program: run a model file (or the built-in default model) with
-//! the NSGA integrator and write HDF5 results; list the registered element types.
+//! the NSGA integrator and write HDF5 results; recover contact forces from a results file;
+//! list the registered element types.
+//!
+//! Parsing is `clap`'s (subcommand help, `--version`, errors naming the option); output goes
+//! through [`out`], which ends quietly when the reader of a pipe closes it (`saltus elements |
+//! head`).
 
+use clap::{Args, Parser, Subcommand};
 use saltus::driver::{run_file, run_text, RunRequest, DEFAULT_MODEL, DEFAULT_OUTPUT};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-saltus — nonsmooth flexible multibody dynamics (NSGA time stepping)
+/// Nonsmooth flexible multibody dynamics (NSGA time stepping).
+#[derive(Parser, Debug)]
+#[command(name = "saltus", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-USAGE:
-    saltus run [MODEL.toml|MODEL.json] [-o OUT.h5] [--t-end T] [--h H] [--rho-inf R] [--adaptive] [--threads N] [--quiet]
-    saltus forces RESULTS.h5 (--stiffness K | --young E --poisson NU [--young-b E --poisson-b NU])
-                  [--law LAW] [--method cubic|dynamic] [--exponent N] [--contact NAME|ID]...
-                  [--samples N] [--threshold EPS]
-    saltus elements
-    saltus help
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a model file (TOML or JSON) and write HDF5 results. Without a model: the built-in
+    /// slider–crank, written to saltus-default.h5.
+    Run(RunArgs),
+    /// Recover contact forces from the impulses of a finished run (every step recorded) into
+    /// the file's /contact_forces group (docs/hdf5-layout.md).
+    Forces(ForcesArgs),
+    /// List the registered element types with their parameters (all, or TYPE).
+    Elements {
+        /// Only this element type.
+        #[arg(value_name = "TYPE")]
+        kind: Option<String>,
+    },
+}
 
-`saltus run` without a model runs the built-in slider–crank and writes saltus-default.h5.
-Options override the model's [simulation] table:
-    -o, --output PATH   HDF5 results file (default: [simulation].output, else MODEL.h5)
-    --t-end T           final time [s]
-    --h H               step size [s]
-    --rho-inf R         spectral radius at infinity in [0, 1]
-    --adaptive          retry a non-converged step as two half steps
-    --threads N         threads evaluating elements (default: RAYON_NUM_THREADS, else all
-                        cores); results are bit-identical for any N
-    --quiet             no progress bar
+/// A finite number > 0.
+fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) => Err(format!("must be a finite number > 0, got {v}")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
 
-`saltus forces` recovers contact forces from the impulses of a finished run (every step
-recorded) and writes them to the file's /contact_forces group (docs/hdf5-layout.md):
-    --stiffness K       contact stiffness [N/m^n] for every contact, or
-    --young E --poisson NU
-                        Hertz stiffness from each contact's radius and these materials
-                        (body b: --young-b, --poisson-b; default: same as body a)
-    --law LAW           damping: hertz, hunt_crossley, lankarani_nikravesh, flores (default),
-                        zhang, exact
-    --method M          cubic (default: the thesis' profile) or dynamic (compliant impact)
-    --exponent N        law exponent (default 1.5)
-    --contact NAME|ID   only this contact (element name or id; repeatable)
-    --samples N         samples per impact pulse (default 101)
-    --threshold EPS     relative noise threshold of impact detection (default 1e-6)
-";
+/// A number in [0, 1].
+fn unit_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("must be in [0, 1], got {v}")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Model file (TOML or JSON); omitted: the built-in slider–crank.
+    #[arg(value_name = "MODEL")]
+    model: Option<PathBuf>,
+    /// HDF5 results file (default: the model's [simulation] output, next to the model file,
+    /// else MODEL.h5). An existing file that is not HDF5, or the model itself, is refused.
+    #[arg(short, long, value_name = "OUT.h5")]
+    output: Option<PathBuf>,
+    /// Final time [s] (overrides [simulation] t_end).
+    #[arg(long, value_name = "T", value_parser = positive, allow_negative_numbers = true)]
+    t_end: Option<f64>,
+    /// Step size [s] (overrides [simulation] h).
+    #[arg(long, value_name = "H", value_parser = positive, allow_negative_numbers = true)]
+    h: Option<f64>,
+    /// Spectral radius at infinity in [0, 1] (overrides [simulation] rho_inf).
+    #[arg(long, value_name = "R", value_parser = unit_interval, allow_negative_numbers = true)]
+    rho_inf: Option<f64>,
+    /// Retry a non-converged step as two half steps.
+    #[arg(long)]
+    adaptive: bool,
+    /// Threads evaluating elements (default: RAYON_NUM_THREADS, else all cores); results are
+    /// bit-identical for any number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct ForcesArgs {
+    /// Results file of a run that recorded every step.
+    #[arg(value_name = "RESULTS.h5")]
+    file: PathBuf,
+    /// Contact stiffness K [N/m^n] for every contact (instead of the materials).
+    #[arg(long, value_name = "K", value_parser = positive, allow_negative_numbers = true, conflicts_with_all = ["young", "poisson"])]
+    stiffness: Option<f64>,
+    /// Young's modulus of body a [Pa]: Hertz stiffness from each contact's radius.
+    #[arg(
+        long,
+        value_name = "E",
+        requires = "poisson",
+        allow_negative_numbers = true
+    )]
+    young: Option<f64>,
+    /// Poisson's ratio of body a.
+    #[arg(
+        long,
+        value_name = "NU",
+        requires = "young",
+        allow_negative_numbers = true
+    )]
+    poisson: Option<f64>,
+    /// Young's modulus of body b [Pa] (default: body a's).
+    #[arg(
+        long,
+        value_name = "E",
+        requires = "young",
+        allow_negative_numbers = true
+    )]
+    young_b: Option<f64>,
+    /// Poisson's ratio of body b (default: body a's).
+    #[arg(
+        long,
+        value_name = "NU",
+        requires = "young",
+        allow_negative_numbers = true
+    )]
+    poisson_b: Option<f64>,
+    /// Damping law: hertz, hunt_crossley, lankarani_nikravesh, flores, zhang, exact.
+    #[arg(long, value_name = "LAW", default_value = "flores", value_parser = saltus::io::forces::parse_damping)]
+    law: saltus::core::contact_force::Damping,
+    /// Pulse reconstruction: cubic (the thesis' profile) or dynamic (compliant impact).
+    #[arg(long, value_name = "M", default_value = "cubic", value_parser = saltus::io::forces::parse_method)]
+    method: saltus::core::contact_force::Method,
+    /// Law exponent n.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1.5,
+        allow_negative_numbers = true
+    )]
+    exponent: f64,
+    /// Only this contact (element name or id; repeatable).
+    #[arg(long = "contact", value_name = "NAME|ID")]
+    contacts: Vec<String>,
+    /// Samples per impact pulse (>= 2).
+    #[arg(long, value_name = "N", default_value_t = 101, value_parser = clap::value_parser!(u64).range(2..))]
+    samples: u64,
+    /// Relative noise threshold of impact detection.
+    #[arg(
+        long,
+        value_name = "EPS",
+        default_value_t = 1e-6,
+        allow_negative_numbers = true
+    )]
+    threshold: f64,
+}
+
+/// Print to standard output; a reader that closed the pipe ends the program quietly.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("saltus: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
 
 fn main() -> ExitCode {
     saltus::link();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("run") => match parse_run(&args[1..]) {
-            Ok(req) => run(req),
-            Err(msg) => {
-                eprintln!("saltus: {msg}\n\n{USAGE}");
-                ExitCode::from(2)
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to standard output with success; usage errors exit 2.
+            let code = e.exit_code();
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                out(text.trim_end());
             }
-        },
-        Some("forces") => match forces(&args[1..]) {
-            Ok(summary) => {
-                println!("{summary}");
+            return ExitCode::from(code as u8);
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Forces(args) => forces(args),
+        Command::Elements { kind } => match saltus::driver::elements_listing(kind.as_deref()) {
+            Ok(text) => {
+                out(text.trim_end());
                 ExitCode::SUCCESS
             }
-            Err(Usage(msg)) => {
-                eprintln!("saltus: {msg}\n\n{USAGE}");
+            Err(msg) => {
+                eprintln!("saltus: error: {msg}");
                 ExitCode::from(2)
             }
-            Err(Failed(msg)) => {
-                eprintln!("saltus: error: {msg}");
-                ExitCode::FAILURE
-            }
         },
-        Some("elements") => {
-            print!("{}", saltus::driver::elements_listing());
-            ExitCode::SUCCESS
-        }
-        Some("help") | Some("--help") | Some("-h") => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("saltus: unknown command `{other}`\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        None => {
-            eprint!("{USAGE}");
-            ExitCode::from(2)
-        }
     }
 }
 
-/// Why `saltus forces` stopped.
-enum ForcesFailure {
-    /// Bad command line (exit 2, with usage).
-    Usage(String),
-    /// The recovery failed (exit 1).
-    Failed(String),
-}
-use ForcesFailure::{Failed, Usage};
-
-fn forces(args: &[String]) -> Result<saltus_io::forces::ForcesSummary, ForcesFailure> {
-    use saltus_io::forces::{parse_damping, parse_method, recover_file};
-    use saltus_io::forces::{RecoveryOptions, Stiffness};
-    let mut it = args.iter();
-    let mut file: Option<PathBuf> = None;
-    let mut opts = RecoveryOptions::new(Stiffness::Given(f64::NAN));
-    let (mut k, mut young, mut poisson, mut young_b, mut poisson_b) =
-        (None, None, None, None, None);
-    let mut names: Vec<String> = Vec::new();
-    let number =
-        |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<f64, ForcesFailure> {
-            let v = it
-                .next()
-                .ok_or_else(|| Usage(format!("{flag} needs a value")))?;
-            v.parse::<f64>()
-                .map_err(|_| Usage(format!("{flag}: `{v}` is not a number")))
-        };
-    let text =
-        |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<String, ForcesFailure> {
-            it.next()
-                .cloned()
-                .ok_or_else(|| Usage(format!("{flag} needs a value")))
-        };
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--stiffness" => k = Some(number(&mut it, a)?),
-            "--young" => young = Some(number(&mut it, a)?),
-            "--poisson" => poisson = Some(number(&mut it, a)?),
-            "--young-b" => young_b = Some(number(&mut it, a)?),
-            "--poisson-b" => poisson_b = Some(number(&mut it, a)?),
-            "--exponent" => opts.exponent = number(&mut it, a)?,
-            "--threshold" => opts.threshold = number(&mut it, a)?,
-            "--law" => opts.damping = parse_damping(&text(&mut it, a)?).map_err(Usage)?,
-            "--method" => opts.method = parse_method(&text(&mut it, a)?).map_err(Usage)?,
-            "--contact" => names.push(text(&mut it, a)?),
-            "--samples" => {
-                let v = text(&mut it, a)?;
-                opts.samples =
-                    v.parse::<usize>().ok().filter(|n| *n >= 2).ok_or_else(|| {
-                        Usage(format!("--samples: `{v}` is not a whole number >= 2"))
-                    })?;
-            }
-            s if s.starts_with('-') => return Err(Usage(format!("unknown option `{s}`"))),
-            s => {
-                if file.is_some() {
-                    return Err(Usage(format!("more than one results file given (`{s}`)")));
-                }
-                file = Some(PathBuf::from(s));
-            }
-        }
-    }
-    let file = file.ok_or_else(|| Usage("forces needs a results file (RESULTS.h5)".into()))?;
-    opts.stiffness = match (k, young, poisson) {
-        (Some(k), None, None) => Stiffness::Given(k),
-        (None, Some(e), Some(nu)) => {
-            let a = saltus_core::contact_force::Material {
-                young: e,
-                poisson: nu,
-            };
-            let b = saltus_core::contact_force::Material {
-                young: young_b.unwrap_or(e),
-                poisson: poisson_b.unwrap_or(nu),
-            };
-            Stiffness::Hertz { a, b }
-        }
-        (Some(_), _, _) => {
-            return Err(Usage(
-                "give either --stiffness or --young/--poisson, not both".into(),
-            ))
-        }
-        _ => {
-            return Err(Usage(
-                "forces needs the contact stiffness: --stiffness K, or --young E --poisson NU"
-                    .into(),
-            ))
-        }
+fn run(args: RunArgs) -> ExitCode {
+    let mut req = RunRequest {
+        model: args.model,
+        output: args.output,
+        t_end: args.t_end,
+        h: args.h,
+        rho_inf: args.rho_inf,
+        adaptive: args.adaptive,
+        threads: args.threads.map(|n| n as usize),
+        quiet: args.quiet || !std::io::stderr().is_terminal(),
     };
-    if !file.exists() {
-        return Err(Failed(format!("{}: no such file", file.display())));
-    }
-    recover_file(&file, &opts, &names).map_err(|e| Failed(e.to_string()))
-}
-
-fn parse_run(args: &[String]) -> Result<RunRequest, String> {
-    let mut req = RunRequest::default();
-    let mut it = args.iter();
-    let value = |it: &mut std::slice::Iter<'_, String>, flag: &str| -> Result<f64, String> {
-        let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        v.parse::<f64>()
-            .map_err(|_| format!("{flag}: `{v}` is not a number"))
-    };
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-o" | "--output" => {
-                req.output = Some(PathBuf::from(it.next().ok_or("-o needs a path")?));
-            }
-            "--t-end" => req.t_end = Some(value(&mut it, "--t-end")?),
-            "--h" => req.h = Some(value(&mut it, "--h")?),
-            "--rho-inf" => req.rho_inf = Some(value(&mut it, "--rho-inf")?),
-            "--adaptive" => req.adaptive = true,
-            "--threads" => {
-                let v = it.next().ok_or("--threads needs a value")?;
-                let n = v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n >= 1)
-                    .ok_or_else(|| format!("--threads: `{v}` is not a whole number >= 1"))?;
-                req.threads = Some(n);
-            }
-            "--quiet" | "-q" => req.quiet = true,
-            s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
-            s => {
-                if req.model.is_some() {
-                    return Err(format!("more than one model file given (`{s}`)"));
-                }
-                req.model = Some(PathBuf::from(s));
-            }
-        }
-    }
-    Ok(req)
-}
-
-fn run(mut req: RunRequest) -> ExitCode {
-    if !std::io::stderr().is_terminal() {
-        req.quiet = true;
-    }
     let result = match req.model.clone() {
         Some(path) => run_file(&path, &req),
         None => {
@@ -233,7 +220,52 @@ fn run(mut req: RunRequest) -> ExitCode {
     };
     match result {
         Ok(report) => {
-            println!("{report}");
+            out(&report.to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("saltus: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn forces(args: ForcesArgs) -> ExitCode {
+    use saltus::core::contact_force::Material;
+    use saltus::io::forces::{recover_file, RecoveryOptions, Stiffness};
+    let stiffness = match (args.stiffness, args.young, args.poisson) {
+        (Some(k), _, _) => Stiffness::Given(k),
+        (None, Some(young), Some(poisson)) => Stiffness::Hertz {
+            a: Material { young, poisson },
+            b: Material {
+                young: args.young_b.unwrap_or(young),
+                poisson: args.poisson_b.unwrap_or(poisson),
+            },
+        },
+        _ => {
+            eprintln!(
+                "saltus: error: forces needs the contact stiffness: --stiffness K, or --young E \
+                 --poisson NU\n\nFor more information, try 'saltus forces --help'."
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if !args.file.exists() {
+        eprintln!("saltus: error: {}: no such file", args.file.display());
+        return ExitCode::FAILURE;
+    }
+    let opts = RecoveryOptions {
+        damping: args.law,
+        method: args.method,
+        stiffness,
+        exponent: args.exponent,
+        threshold: args.threshold,
+        samples: args.samples as usize,
+        contacts: None,
+    };
+    match recover_file(&args.file, &opts, &args.contacts) {
+        Ok(summary) => {
+            out(&summary.to_string());
             ExitCode::SUCCESS
         }
         Err(e) => {
