@@ -57,12 +57,28 @@ fn check_inertia(element: &str, j: &Matrix3<f64>) -> Result<Matrix3<f64>, BuildE
         ));
     }
     let sym = 0.5 * (j + j.transpose());
-    let min_eig = SymmetricEigen::new(sym).eigenvalues.min();
+    let eig = SymmetricEigen::new(sym).eigenvalues;
+    let min_eig = eig.min();
     if min_eig.is_nan() || min_eig <= 0.0 {
         return Err(invalid(
             element,
             "inertia",
             format!("must be positive definite (smallest eigenvalue {min_eig:e} kg m^2)"),
+        ));
+    }
+    // A body's principal moments obey the triangle inequality J₁ + J₂ ≥ J₃ (J₃ = Σ m (x² + y²)
+    // ≤ Σ m (y² + z²) + Σ m (x² + z²)); a tensor that violates it belongs to no body. Round-off
+    // of the eigen-solve allowed (a thin disc or rod sits exactly on the bound).
+    let (big, sum) = (eig.max(), eig.sum());
+    if sum - big < big * (1.0 - 1e-9) {
+        return Err(invalid(
+            element,
+            "inertia",
+            format!(
+                "principal moments {:e}, {:e}, {:e} kg m^2 violate the triangle inequality \
+                 (the largest must not exceed the sum of the other two): no body has them",
+                eig[0], eig[1], eig[2]
+            ),
         ));
     }
     Ok(sym)
@@ -676,5 +692,28 @@ mod tests {
         assert!(PointMass::new(NodeId(0), f64::NAN).is_err());
         let s = RigidBody::sphere(NodeId(0), 2.0, 0.5).unwrap();
         assert!((s.inertia() - Matrix3::identity() * 0.2).norm() < 1e-15);
+    }
+}
+
+#[cfg(test)]
+mod inertia_tests {
+    use super::*;
+
+    /// The issue's example [0.001, 0.001, 0.01] (the largest moment ten times the others) is
+    /// refused by name; a thin disc (J₃ = J₁ + J₂ exactly) and a rotated tensor of a real body
+    /// are accepted.
+    #[test]
+    fn inertia_must_satisfy_the_triangle_inequality() {
+        let e = RigidBody::principal(NodeId(0), 1.0, Vector3::new(0.001, 0.001, 0.01)).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("inertia") && msg.contains("triangle inequality"),
+            "{msg}"
+        );
+        // Disc of radius 0.1 m, 2 kg: J = m r²/4, m r²/4, m r²/2.
+        assert!(RigidBody::principal(NodeId(0), 2.0, Vector3::new(0.005, 0.005, 0.01)).is_ok());
+        let r = nalgebra::Rotation3::from_euler_angles(0.3, -0.7, 1.1);
+        let j = r * Matrix3::from_diagonal(&Vector3::new(0.3, 0.4, 0.5)) * r.transpose();
+        assert!(RigidBody::new(NodeId(0), 2.0, j).is_ok());
     }
 }
