@@ -50,10 +50,18 @@ pub enum RunError {
     #[error(transparent)]
     Io(#[from] IoError),
     /// The model or options are invalid, or the integration failed.
-    #[error("{source}{}", kept.as_ref().map(|p| format!(" (results up to the failure kept in {})", p.display())).unwrap_or_default())]
+    #[error(
+        "{model}: {source}{}{}",
+        kept.as_ref().map(|p| format!(" (results up to the failure kept in {})", p.display())).unwrap_or_default(),
+        hint(source, *adaptive)
+    )]
     Solve {
+        /// The model's source name (its file).
+        model: String,
+        /// Step halving was on.
+        adaptive: bool,
         /// The solver error.
-        source: SolveError,
+        source: Box<SolveError>,
         /// The results file holding the steps completed before the failure.
         kept: Option<PathBuf>,
     },
@@ -99,6 +107,25 @@ impl fmt::Display for RunReport {
             },
             self.output.display()
         )
+    }
+}
+
+/// What to try after a failed run, for the failures a user can act on.
+fn hint(e: &SolveError, adaptive: bool) -> &'static str {
+    match e {
+        SolveError::NonConvergence { .. } if adaptive => {
+            "\nhint: a smaller step (--h or [simulation] h), or more iterations ([simulation] \
+             max_iterations)"
+        }
+        SolveError::NonConvergence { .. } => {
+            "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \
+             = true) to retry a failed step as two half steps"
+        }
+        SolveError::NonFinite { .. } | SolveError::Element { .. } => {
+            "\nhint: a parameter of the element named above is probably out of range (a mass, \
+             stiffness or inertia many orders of magnitude off), or the step is too large"
+        }
+        _ => "",
     }
 }
 
@@ -191,7 +218,13 @@ fn run_model_file(
         .unwrap_or(default_out);
     check_output(&output, model_path)?;
     let opts = nsga_options(&file.simulation, req);
-    let solve = |source| RunError::Solve { source, kept: None };
+    let (model, adaptive) = (file.source_name.clone(), opts.adaptive);
+    let solve = |source| RunError::Solve {
+        model: model.clone(),
+        adaptive,
+        source: Box::new(source),
+        kept: None,
+    };
     let mut solver = Nsga::new(&mut file.model, opts.clone()).map_err(solve)?;
     let mut sink = Hdf5Sink::create(&output)
         .map_err(|e| solve(SolveError::Sink(e)))?
@@ -203,7 +236,9 @@ fn run_model_file(
     match result {
         Ok(summary) => Ok(RunReport { summary, output }),
         Err(source) => Err(RunError::Solve {
-            source,
+            model,
+            adaptive,
+            source: Box::new(source),
             kept: Some(output),
         }),
     }

@@ -181,9 +181,10 @@ fn non_convergence_is_reported_and_results_are_kept() {
         "newton",
         &m,
         &[
-            "step 1 (t = 1.000000e-3 s)",
+            "m.toml: step 1 (t = 1.000000e-3 s)",
             "smooth subproblem did not converge in 1 iterations",
             "kept in m.h5",
+            "hint: a smaller step (--h or [simulation] h), or --adaptive",
         ],
     );
     let t = records(&scratch_path("newton").join("m.h5"));
@@ -435,4 +436,33 @@ fn outputs_never_overwrite_inputs() {
     let o = saltus(&["run", "sub/q.toml", "--quiet"], &d);
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(d.join("sub/q.h5").exists() && !d.join("q.h5").exists());
+}
+
+#[test]
+fn run_time_failures_name_the_file_and_hint() {
+    // A mass of 1e308 overflows in the first solve: the file, the element and what to check.
+    let m = PENDULUM.replace("mass = 2.0", "mass = 1e308");
+    expect_failure(
+        "huge_mass",
+        &m,
+        &[
+            "m.toml: step 0",
+            "element `bob_body`",
+            "hint: a parameter of the element named above is probably out of range",
+        ],
+    );
+}
+
+#[test]
+fn body_on_a_fixed_node_is_rejected() {
+    let m = PENDULUM.replace(
+        "name = \"bob\"\nposition = [1.0, 0.0, 0.0]",
+        "name = \"bob\"\nposition = [1.0, 0.0, 0.0]\nfixed = true",
+    );
+    assert!(m.contains("fixed = true\n[[elements]]"));
+    expect_failure(
+        "fixed_body",
+        &m,
+        &["element `bob_body` (rigid_body): its mass is on fixed node(s) `bob` only"],
+    );
 }

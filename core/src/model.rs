@@ -471,13 +471,28 @@ impl Model {
 
     /// Check the model before a run: every free node must be reached by an element that
     /// contributes to all three dynamic levels (inertia), otherwise the iteration matrices
-    /// are singular.
+    /// are singular; and no mass may sit on fixed nodes only (a body that can never move is a
+    /// modelling error: a node fixed by mistake, or a body meant for another node).
     pub fn validate(&self) -> Result<(), BuildError> {
         let mut has_inertia = vec![false; self.nodes.len()];
-        for e in &self.elements {
+        for (ie, e) in self.elements.iter().enumerate() {
             if e.mass() > 0.0 && crate::stage::participates(e.as_ref(), Level::Velocity) {
                 for id in e.nodes() {
                     has_inertia[id.index()] = true;
+                }
+                let nodes = e.nodes();
+                if !nodes.is_empty() && nodes.iter().all(|id| self.nodes[id.index()].fixed) {
+                    let names: Vec<&str> = nodes
+                        .iter()
+                        .map(|id| self.nodes[id.index()].name.as_str())
+                        .collect();
+                    return Err(BuildError::Model(format!(
+                        "element `{}` ({}): its mass is on fixed node(s) `{}` only and can never \
+                         move (free the node, or remove the element)",
+                        self.element_names[ie],
+                        e.type_name(),
+                        names.join("`, `")
+                    )));
                 }
             }
         }
