@@ -232,6 +232,9 @@ pub trait BilateralConstraint: Send + Sync + fmt::Debug {
     }
     /// Fill the additional channels from the converged kinematics `kin` at `cx`.
     fn write_extra_outputs(&self, _cx: &KinCx<'_>, _kin: &Kinematics, _out: &mut [f64]) {}
+    /// A step converged at `cx` (every step, recorded or not): keep what the outputs need
+    /// across steps (e.g. the turns of an unwrapped angle). Default: nothing.
+    fn commit(&mut self, _cx: &KinCx<'_>) {}
 }
 
 /// `scale · src` as a padded row vector (e.g. the physical multipliers `k λ`).

@@ -40,6 +40,10 @@ pub struct RevoluteConstraint {
     b1: Vector3<f64>,
     c1: Vector3<f64>,
     b2: Vector3<f64>,
+    /// Whole turns of the relative rotation since the start (for the unwrapped `angle`).
+    turns: f64,
+    /// Wrapped angle at the last converged step \[rad\].
+    last: f64,
 }
 
 /// Revolute joint element (registered as `revolute_joint`); see [`RevoluteConstraint`].
@@ -85,6 +89,8 @@ impl RevoluteConstraint {
             b1: r1.transpose() * b,
             c1: r1.transpose() * c,
             b2: r2.transpose() * b,
+            turns: 0.0,
+            last: 0.0,
         })
     }
 
@@ -99,7 +105,7 @@ impl RevoluteConstraint {
     }
 
     /// Relative rotation angle \[rad\] of body 2 about the axis, in `(−π, π]`, zero at the
-    /// initial configuration.
+    /// initial configuration (the `angle` output adds the whole turns counted step by step).
     pub fn angle(&self, cx: &KinCx<'_>) -> Scalar {
         let u = KinVec::body(1, self.b2);
         let y = cx.dot(&u, &KinVec::body(0, self.c1));
@@ -137,11 +143,23 @@ impl BilateralConstraint for RevoluteConstraint {
             len: 1,
             unit: "rad",
             description:
-                "relative rotation of node 2 about the joint axis, in (−π, π], zero initially",
+                "relative rotation of node 2 about the joint axis, zero initially, continuous over whole turns",
         }]
     }
     fn write_extra_outputs(&self, cx: &KinCx<'_>, _kin: &Kinematics, out: &mut [f64]) {
-        out[0] = self.angle(cx).value;
+        out[0] = self.angle(cx).value + std::f64::consts::TAU * self.turns;
+    }
+    /// Count a whole turn when the wrapped angle jumps by more than π between steps (a joint
+    /// turns far less than half a turn per step).
+    fn commit(&mut self, cx: &KinCx<'_>) {
+        let a = self.angle(cx).value;
+        let d = a - self.last;
+        if d > std::f64::consts::PI {
+            self.turns -= 1.0;
+        } else if d < -std::f64::consts::PI {
+            self.turns += 1.0;
+        }
+        self.last = a;
     }
 }
 
