@@ -85,10 +85,11 @@ impl fmt::Display for RunReport {
         let per_step = |i: usize| lu[i] as f64 / s.steps.max(1) as f64;
         write!(
             f,
-            "saltus: {} steps to t = {:.6} s in {:.3} s; Newton iterations per step \
+            "saltus: {} step{} to t = {:.6} s in {:.3} s; Newton iterations per step \
              (smooth/position/velocity) mean {:.2}/{:.2}/{:.2}, max {}/{}/{}, LU factorizations \
              {:.2}/{:.2}/{:.2}{}; results in {}",
             s.steps,
+            if s.steps == 1 { "" } else { "s" },
             s.t,
             s.wall.as_secs_f64(),
             m[0],
@@ -101,7 +102,8 @@ impl fmt::Display for RunReport {
             per_step(1),
             per_step(2),
             if s.halvings > 0 {
-                format!(", {} step halvings", s.halvings)
+                let plural = if s.halvings == 1 { "" } else { "s" };
+                format!(", {} step halving{plural}", s.halvings)
             } else {
                 String::new()
             },

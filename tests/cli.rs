@@ -466,3 +466,13 @@ fn body_on_a_fixed_node_is_rejected() {
         &["element `bob_body` (rigid_body): its mass is on fixed node(s) `bob` only"],
     );
 }
+
+#[test]
+fn one_step_summary_is_singular() {
+    let d = scratch("one_step");
+    std::fs::write(d.join("p.toml"), PENDULUM).unwrap();
+    let o = saltus(&["run", "p.toml", "--t-end", "1e-3", "--quiet"], &d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("saltus: 1 step to t = 0.001000 s"), "{out}");
+}
