@@ -94,12 +94,11 @@ pub(crate) fn step_forces(
 /// [`step_forces`] without the stresses.
 fn impact_forces(
     s: &ContactSample,
-    p: &Parts,
-    e: f64,
+    parts: &Parts,
+    restitution: f64,
     model: &ForceModel,
-    samples: usize,
+    pulse_samples: usize,
 ) -> (StepForces, Option<StepImpact>) {
-    let (parts, restitution, pulse_samples) = (p, e, samples);
     let (law, method) = (&model.law, model.method);
     let smooth_force = if s.h > 0.0 { parts.smooth / s.h } else { 0.0 };
     let mut f = StepForces {

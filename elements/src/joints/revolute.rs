@@ -8,7 +8,7 @@ use crate::joints::BilateralJoint;
 use nalgebra::Vector3;
 use saltus_core::element::{Element, OutputSpec};
 use saltus_core::model::BuildError;
-use saltus_core::node::{NodeDef, NodeId, NodeKind};
+use saltus_core::node::{NodeDef, NodeId, NodeKind, NodeState};
 use saltus_core::registry::{BuildCx, ElementDef};
 use serde::{Deserialize, Serialize};
 
@@ -114,6 +114,16 @@ impl RevoluteConstraint {
     }
 }
 
+impl RevoluteConstraint {
+    /// The value of [`RevoluteConstraint::angle`] from the node rotations alone (no
+    /// derivatives: called at every step by `commit`).
+    fn angle_value(&self, nodes: &[NodeState]) -> f64 {
+        let (r1, r2) = (nodes[0].r, nodes[1].r);
+        let u = r2 * self.b2;
+        u.dot(&(r1 * self.c1)).atan2(u.dot(&(r1 * self.b1)))
+    }
+}
+
 impl BilateralConstraint for RevoluteConstraint {
     fn type_name(&self) -> &'static str {
         TYPE_NAME
@@ -147,12 +157,12 @@ impl BilateralConstraint for RevoluteConstraint {
         }]
     }
     fn write_extra_outputs(&self, cx: &KinCx<'_>, _kin: &Kinematics, out: &mut [f64]) {
-        out[0] = self.angle(cx).value + std::f64::consts::TAU * self.turns;
+        out[0] = self.angle_value(cx.nodes()) + std::f64::consts::TAU * self.turns;
     }
     /// Count a whole turn when the wrapped angle jumps by more than π between steps (a joint
     /// turns far less than half a turn per step).
     fn commit(&mut self, cx: &KinCx<'_>) {
-        let a = self.angle(cx).value;
+        let a = self.angle_value(cx.nodes());
         let d = a - self.last;
         if d > std::f64::consts::PI {
             self.turns -= 1.0;
