@@ -2,10 +2,11 @@
 # Install the system libraries Saltus links against (Debian/Ubuntu, as root or with sudo):
 # libhdf5-dev (HDF5 results, linked by hdf5-metno) and pkg-config (to find it); python3-h5py
 # and python3-matplotlib for the Python example (examples/contact_force_plot.py), which the
-# tests run.
+# tests run; libfontconfig1-dev and fonts-dejavu-core for the text of `saltus plot` images
+# (plotters finds fonts through fontconfig).
 set -euo pipefail
 missing=()
-for pkg in libhdf5-dev pkg-config python3-h5py python3-matplotlib; do
+for pkg in libhdf5-dev pkg-config libfontconfig1-dev fonts-dejavu-core python3-h5py python3-matplotlib; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -22,7 +22,9 @@
 //! solver.run(&mut file.model, &mut results, &mut |_t| {}).unwrap();
 //! ```
 
+pub mod cli;
 pub mod driver;
+pub mod plot;
 
 pub use saltus_core as core;
 pub use saltus_elements as elements;

@@ -8,6 +8,8 @@
 //! * [`hdf5_sink`]: [`Hdf5Sink`], a [`saltus_core::ResultSink`] that appends every recorded
 //!   step to an HDF5 file (layout in `docs/hdf5-layout.md`; records buffered in memory and
 //!   written in blocks, at least every second) and writes an XDMF sidecar for ParaView.
+//! * [`series`]: time histories read by selectors such as `nodes/position[slider].x`
+//!   (`saltus plot`).
 //! * [`forces`]: contact forces recovered from a result file's impulses
 //!   (`/contact_forces`, `saltus forces`).
 //!
@@ -67,6 +69,7 @@ pub mod forces;
 pub mod hdf5_sink;
 mod live_forces;
 pub mod model_file;
+pub mod series;
 
 pub use hdf5_sink::{write_xdmf, xdmf_path, Hdf5Sink};
 pub use model_file::{

@@ -129,3 +129,46 @@ fn model_file_reaches_the_analytic_drag_velocity() {
         );
     }
 }
+
+/// The plugin's one-line binary is the whole `saltus` command line with the plugin's types:
+/// `elements` lists them and `run` integrates a model file that uses them into HDF5.
+#[test]
+fn cli_plugin_binary_runs_a_model_with_plugin_elements() {
+    let exe = env!("CARGO_BIN_EXE_saltus-plugin-drag");
+    let listing = std::process::Command::new(exe)
+        .args(["elements", "viscous_drag"])
+        .output()
+        .unwrap();
+    assert!(listing.status.success(), "{listing:?}");
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        text.contains("viscous_drag") && text.contains("coefficient"),
+        "{text}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("saltus-plugin-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("drag.h5");
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/drag.toml");
+    let run = std::process::Command::new(exe)
+        .args(["run", model, "--quiet", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let file = hdf5_metno::File::open(&out).unwrap();
+    let t: Vec<f64> = file.dataset("time").unwrap().read_raw().unwrap();
+    let v = file
+        .dataset("nodes/velocity")
+        .unwrap()
+        .read_dyn::<f64>()
+        .unwrap();
+    let (m, c, g) = (2.0, 0.8, 9.81);
+    let t_end = *t.last().unwrap();
+    assert!((t_end - 20.0).abs() < 1e-9, "t_end {t_end}");
+    let exact = -(m * g / c) * (1.0 - (-c * t_end / m).exp());
+    let vz = v[[t.len() - 1, 0, 2]];
+    // Same bound as the in-process run above: second-order error O((c h/m)^2) per unit time.
+    assert!((vz - exact).abs() < 1e-3 * m * g / c, "{vz} vs {exact}");
+    std::fs::remove_dir_all(&dir).ok();
+}
