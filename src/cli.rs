@@ -42,6 +42,14 @@ enum Command {
     /// Plot time histories of a results file to PNG or SVG, e.g.
     /// `saltus plot crank.h5 nodes/position[slider].x energy/total -o crank.png`.
     Plot(PlotArgs),
+    /// (Re)write the ParaView sidecars of a results file: RESULTS.xdmf (ParaView's XDMF
+    /// Reader) and RESULTS.xdmf3 (the Xdmf3 readers); nodes, beams as polylines, contacts
+    /// with normals.
+    Xdmf {
+        /// Results file.
+        #[arg(value_name = "RESULTS.h5")]
+        file: PathBuf,
+    },
     /// List the registered element types with their parameters (all, or TYPE).
     Elements {
         /// Only this element type.
@@ -248,6 +256,7 @@ where
         Command::Run(args) => run(args),
         Command::Forces(args) => forces(args),
         Command::Plot(args) => plot(args),
+        Command::Xdmf { file } => xdmf(&file),
         Command::Elements { kind } => match crate::driver::elements_listing(kind.as_deref()) {
             Ok(text) => {
                 out(text.trim_end());
@@ -350,6 +359,34 @@ fn plot(args: PlotArgs) -> ExitCode {
         Ok(report) => {
             out(&report.to_string());
             ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("saltus: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn xdmf(file: &std::path::Path) -> ExitCode {
+    if !file.exists() {
+        eprintln!("saltus: error: {}: no such file", file.display());
+        return ExitCode::FAILURE;
+    }
+    match crate::io::write_xdmf(file) {
+        Ok(Some(path)) => {
+            out(&format!(
+                "{} (XDMF Reader) and {} (Xdmf3 readers)",
+                path.display(),
+                crate::io::xdmf3_path(file).display()
+            ));
+            ExitCode::SUCCESS
+        }
+        Ok(None) => {
+            eprintln!(
+                "saltus: error: {}: no nodes or no records to show",
+                file.display()
+            );
+            ExitCode::FAILURE
         }
         Err(e) => {
             eprintln!("saltus: error: {e}");

@@ -24,6 +24,9 @@ pub struct OutputLayout {
     /// Element handles ([`crate::ElementId::to_bits`]), in element order: a contact's id in the
     /// contact table (empty when the layout was not built from a model).
     pub element_ids: Vec<u64>,
+    /// Node indices of each element, in element order (empty when the layout was not built
+    /// from a model): the connectivity that post-processors draw (beams as polylines).
+    pub element_nodes: Vec<Vec<usize>>,
 }
 
 impl OutputLayout {
@@ -49,6 +52,7 @@ impl OutputLayout {
             n_element_values: n,
             stage_names: Vec::new(),
             element_ids: Vec::new(),
+            element_nodes: Vec::new(),
         }
     }
 }
@@ -72,6 +76,11 @@ impl OutputLayout {
             .element_handles()
             .iter()
             .map(|h| h.to_bits())
+            .collect();
+        layout.element_nodes = model
+            .elements()
+            .iter()
+            .map(|e| e.nodes().iter().map(|n| n.0 as usize).collect())
             .collect();
         layout
     }

@@ -163,11 +163,6 @@ impl<T: H5Type + Copy> Column<T> {
     pub(crate) fn clear(&mut self) {
         self.buf.clear();
     }
-
-    /// The dataset.
-    pub(crate) fn dataset(&self) -> &Dataset {
-        &self.ds
-    }
 }
 
 /// The datasets of `/contacts`, their buffered rows and the number of rows on disk.

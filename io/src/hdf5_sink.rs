@@ -49,7 +49,6 @@ use hdf5::types::VarLenUnicode;
 use hdf5::{File, Group, H5Type};
 use saltus_core::{AttributeValue, OutputLayout, ResultSink, SinkError, StepRecord};
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -370,7 +369,7 @@ impl Hdf5Sink {
 
     /// Path of the XDMF sidecar written at [`ResultSink::finish`].
     pub fn xdmf_path(&self) -> PathBuf {
-        xdmf_path(&self.path)
+        crate::xdmf::xdmf_path(&self.path)
     }
 
     /// Number of records received so far (written or buffered).
@@ -616,6 +615,16 @@ impl Hdf5Sink {
                     Some(id) => g.new_attr::<u64>().create("id")?.write_scalar(id),
                     None => Ok(()),
                 })
+                .and_then(|()| match layout.element_nodes.get(e) {
+                    Some(nodes) => {
+                        let nodes: Vec<i64> = nodes.iter().map(|&n| n as i64).collect();
+                        g.new_attr::<i64>()
+                            .shape(nodes.len())
+                            .create("nodes")?
+                            .write_raw(&nodes)
+                    }
+                    None => Ok(()),
+                })
                 .map_err(|e| sink_err(path, &format!("attributes of group `{gpath}`"), e))?;
             let outputs = layout.element_outputs.get(e).map_or(&[][..], Vec::as_slice);
             let mut offset = layout.element_offsets.get(e).copied().unwrap_or(0);
@@ -794,15 +803,10 @@ impl ResultSink for Hdf5Sink {
             d.forces.finish();
         }
         self.flush()?;
-        // Times of the records for the XDMF sidecar, read back from `/time`.
-        let sidecar = match &self.datasets {
-            Some(d) if self.xdmf && d.n_nodes > 0 => {
-                let times: Vec<f64> = d
-                    .time
-                    .dataset()
-                    .read_raw()
-                    .map_err(|e| sink_err(&self.path, "dataset `/time`", e))?;
-                Some((times, d.n_nodes))
+        // The sidecars describe the records now on disk, read back from the file.
+        let scene = match (&self.datasets, &self.file) {
+            (Some(d), Some(file)) if self.xdmf && d.n_nodes > 0 => {
+                Some(crate::xdmf::Scene::read(file, &self.path)?)
             }
             _ => None,
         };
@@ -811,12 +815,8 @@ impl ResultSink for Hdf5Sink {
         if let Some(file) = self.file.take() {
             file.close().map_err(|e| sink_err(&self.path, "close", e))?;
         }
-        if let Some((times, n_nodes)) = sidecar {
-            let text = xdmf_text(&self.path, &times, n_nodes);
-            let xdmf = self.xdmf_path();
-            std::fs::write(&xdmf, text).map_err(|e| {
-                SinkError(format!("cannot write XDMF file `{}`: {e}", xdmf.display()))
-            })?;
+        if let Some(scene) = scene {
+            crate::xdmf::write_scene(&self.path, &scene)?;
         }
         Ok(())
     }
@@ -836,121 +836,6 @@ impl Drop for Hdf5Sink {
     }
 }
 
-/// Path of the XDMF sidecar of an HDF5 result file: the extension replaced by `.xdmf`
-/// (`run.h5` → `run.xdmf`).
-pub fn xdmf_path(h5_path: &Path) -> PathBuf {
-    if h5_path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("xdmf"))
-    {
-        let mut s = h5_path.as_os_str().to_owned();
-        s.push(".xdmf");
-        PathBuf::from(s)
-    } else {
-        h5_path.with_extension("xdmf")
-    }
-}
-
-/// (Re)write the XDMF sidecar of an existing result file, e.g. after an interrupted run that
-/// never reached [`ResultSink::finish`]. Returns the sidecar path, or `None` if the file has
-/// no nodes.
-pub fn write_xdmf(h5_path: impl AsRef<Path>) -> Result<Option<PathBuf>, SinkError> {
-    let h5_path = h5_path.as_ref();
-    let file = File::open(h5_path).map_err(|e| sink_err(h5_path, "open", e))?;
-    let times: Vec<f64> = file
-        .dataset("time")
-        .and_then(|d| d.read_raw::<f64>())
-        .map_err(|e| sink_err(h5_path, "dataset `/time`", e))?;
-    let n_nodes = file
-        .dataset("nodes/position")
-        .map(|d| d.shape().get(1).copied().unwrap_or(0))
-        .map_err(|e| sink_err(h5_path, "dataset `/nodes/position`", e))?;
-    drop(file);
-    if n_nodes == 0 {
-        return Ok(None);
-    }
-    let xdmf = xdmf_path(h5_path);
-    std::fs::write(&xdmf, xdmf_text(h5_path, &times, n_nodes))
-        .map_err(|e| SinkError(format!("cannot write XDMF file `{}`: {e}", xdmf.display())))?;
-    Ok(Some(xdmf))
-}
-
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// XDMF 3 text: a temporal collection of Polyvertex grids (one vertex cell per node) whose
-/// geometry and vector attributes are hyperslabs of the `.h5` datasets (referenced by file
-/// name, relative to the sidecar).
-///
-/// The first child of every hyperslab item is a comment naming the record: VTK's XDMF (2)
-/// reader caches a grid's geometry keyed by the text of the first child of the geometry's
-/// first `DataItem`; a key shared by all records (whitespace) would freeze the geometry at
-/// the first record read, a missing key (element) logs an error per record.
-fn xdmf_text(h5_path: &Path, times: &[f64], n_nodes: usize) -> String {
-    let h5 = xml_escape(
-        &h5_path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    );
-    let n = times.len();
-    let mut x = String::new();
-    x.push_str("<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n");
-    x.push_str("<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n");
-    x.push_str("  <Domain>\n");
-    x.push_str("    <Grid Name=\"nodes\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
-    let slab = |x: &mut String, indent: &str, i: usize, dataset: &str, cols: usize| {
-        let _ = write!(
-            x,
-            "{indent}<DataItem ItemType=\"HyperSlab\" Dimensions=\"1 {n_nodes} {cols}\" \
-             Type=\"HyperSlab\"><!-- {dataset}[{i}] -->\n\
-             {indent}  <DataItem Dimensions=\"3 3\" NumberType=\"Int\" Format=\"XML\">\
-             {i} 0 0 1 1 1 1 {n_nodes} {cols}</DataItem>\n\
-             {indent}  <DataItem Dimensions=\"{n} {n_nodes} {cols}\" NumberType=\"Float\" \
-             Precision=\"8\" Format=\"HDF\">{h5}:{dataset}</DataItem>\n\
-             {indent}</DataItem>\n"
-        );
-    };
-    for (i, t) in times.iter().enumerate() {
-        let _ = write!(
-            x,
-            "      <Grid Name=\"step{i}\" GridType=\"Uniform\">\n\
-             \x20       <Time Value=\"{t}\"/>\n\
-             \x20       <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"{n_nodes}\" \
-             NodesPerElement=\"1\">\n\
-             \x20         <DataItem Dimensions=\"{n_nodes}\" NumberType=\"Int\" Precision=\"8\" \
-             Format=\"HDF\">{h5}:/nodes/index</DataItem>\n\
-             \x20       </Topology>\n\
-             \x20       <Geometry GeometryType=\"XYZ\">\n"
-        );
-        slab(&mut x, "          ", i, "/nodes/position", 3);
-        x.push_str("        </Geometry>\n");
-        for name in ["velocity", "angular_velocity"] {
-            let _ = writeln!(
-                x,
-                "        <Attribute Name=\"{name}\" AttributeType=\"Vector\" Center=\"Node\">"
-            );
-            slab(&mut x, "          ", i, &format!("/nodes/{name}"), 3);
-            x.push_str("        </Attribute>\n");
-        }
-        x.push_str("      </Grid>\n");
-    }
-    x.push_str("    </Grid>\n  </Domain>\n</Xdmf>\n");
-    x
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -962,30 +847,9 @@ mod tests {
     }
 
     #[test]
-    fn xdmf_paths() {
-        assert_eq!(
-            xdmf_path(Path::new("a/run.h5")),
-            PathBuf::from("a/run.xdmf")
-        );
-        assert_eq!(xdmf_path(Path::new("run")), PathBuf::from("run.xdmf"));
-        assert_eq!(xdmf_path(Path::new("x.xdmf")), PathBuf::from("x.xdmf.xdmf"));
-    }
-
-    #[test]
     fn group_names() {
         assert_eq!(element_group_name("a/b"), "a_b");
         assert_eq!(element_group_name("."), "_.");
         assert_eq!(element_group_name("hinge"), "hinge");
-    }
-
-    #[test]
-    fn xdmf_text_shape() {
-        let t = xdmf_text(Path::new("dir/r&d.h5"), &[0.0, 0.5], 2);
-        assert!(t.contains("r&amp;d.h5:/nodes/position"));
-        assert_eq!(t.matches("<Time Value=").count(), 2);
-        assert!(t.contains("<Time Value=\"0.5\"/>"));
-        assert!(t.contains("1 0 0 1 1 1 1 2 3"));
-        assert!(t.contains("Type=\"HyperSlab\"><!-- /nodes/position[1] -->"));
-        assert!(t.contains("Dimensions=\"2 2 3\""));
     }
 }

@@ -70,8 +70,10 @@ pub mod hdf5_sink;
 mod live_forces;
 pub mod model_file;
 pub mod series;
+pub mod xdmf;
 
-pub use hdf5_sink::{write_xdmf, xdmf_path, Hdf5Sink};
+pub use hdf5_sink::Hdf5Sink;
 pub use model_file::{
     load_model, parse_str, Format, InvalidSetting, IoError, Location, ModelFile, SimulationSettings,
 };
+pub use xdmf::{write_xdmf, xdmf3_path, xdmf_path};
