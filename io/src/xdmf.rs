@@ -259,10 +259,10 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
     }
     for k in scene.frames() {
         let t = scene.times[k];
-        let _ = write!(
+        let _ = writeln!(
             x,
             "<Grid Name=\"record {k}\" GridType=\"Collection\" CollectionType=\"Spatial\">\
-             <Time Value=\"{t:e}\"/>\n"
+             <Time Value=\"{t:e}\"/>"
         );
         let node_slab = |x: &mut String, dataset: &str, cols: usize| {
             Slab {
