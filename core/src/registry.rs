@@ -171,6 +171,9 @@ pub struct ParamDoc {
     pub default: Option<serde_json::Value>,
     /// The key must be given.
     pub required: bool,
+    /// The value expected, in words: `number`, `boolean`, `string`, `table`, `[number; 3]`
+    /// (a fixed-length array), alternatives joined by ` or `.
+    pub value: String,
     /// The doc comment on one line, without the unit bracket.
     pub doc: String,
 }
@@ -214,6 +217,7 @@ pub fn param_docs_of(schema: &schemars::Schema) -> Vec<ParamDoc> {
                 .unwrap_or_default();
             let (unit, doc) = split_unit(description);
             ParamDoc {
+                value: value_words(schema, prop, 0),
                 key: key.clone(),
                 unit,
                 // A `null` default is an absent `Option`: listed as `optional`.
@@ -227,6 +231,59 @@ pub fn param_docs_of(schema: &schemars::Schema) -> Vec<ParamDoc> {
     docs
 }
 
+/// The value a property schema `prop` of `root` describes, in words ([`ParamDoc::value`]);
+/// `null` alternatives (an `Option`'s absence) are left out.
+fn value_words(root: &schemars::Schema, prop: &serde_json::Value, depth: usize) -> String {
+    use serde_json::Value;
+    let words = |v: &Value| value_words(root, v, depth + 1);
+    if depth > 8 {
+        return "value".to_string();
+    }
+    if let Some(r) = prop.get("$ref").and_then(Value::as_str) {
+        // `#/$defs/Name`: the definition, resolved in the root schema.
+        let target = r.strip_prefix('#').and_then(|p| root.pointer(p));
+        return target.map_or_else(|| "value".to_string(), words);
+    }
+    for alternatives in ["anyOf", "oneOf"] {
+        if let Some(list) = prop.get(alternatives).and_then(Value::as_array) {
+            let parts: Vec<String> = list
+                .iter()
+                .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+                .map(words)
+                .collect();
+            return parts.join(" or ");
+        }
+    }
+    let types: Vec<&str> = match prop.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let parts: Vec<String> = types
+        .iter()
+        .filter(|t| **t != "null")
+        .map(|t| match *t {
+            "array" => {
+                let item = prop.get("items").map_or_else(|| "value".to_string(), words);
+                let min = prop.get("minItems").and_then(Value::as_u64);
+                let max = prop.get("maxItems").and_then(Value::as_u64);
+                match (min, max) {
+                    (Some(a), Some(b)) if a == b => format!("[{item}; {a}]"),
+                    _ => format!("[{item}, ...]"),
+                }
+            }
+            "object" => "table".to_string(),
+            "integer" => "integer".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    if parts.is_empty() {
+        "value".to_string()
+    } else {
+        parts.join(" or ")
+    }
+}
+
 /// Split a doc comment into its unit (first `[...]` outside backticks, escaped or not) and
 /// the text on one line without that bracket and without rustdoc escapes.
 pub fn split_unit(description: &str) -> (Option<String>, String) {
@@ -238,8 +295,9 @@ pub fn split_unit(description: &str) -> (Option<String>, String) {
         match c {
             '`' => in_code = !in_code,
             '[' if !in_code && open.is_none() => open = Some(i),
-            // A bracket with a comma is a vector (`[x, y, z]`), not a unit: look further.
-            ']' if !in_code && open.is_some_and(|start| text[start..i].contains(',')) => {
+            // A bracket with a comma is a vector (`[x, y, z]`), one with a backtick a rustdoc
+            // link (`` [`Type`] ``): not units, look further.
+            ']' if !in_code && open.is_some_and(|start| text[start..i].contains([',', '`'])) => {
                 open = None;
             }
             ']' if !in_code => {
@@ -538,6 +596,10 @@ mod tests {
             )
         );
         assert_eq!(split_unit("A name."), (None, "A name.".into()));
+        assert_eq!(
+            split_unit("Rate of [`Law::decay`] [s/m]."),
+            (Some("s/m".into()), "Rate of [`Law::decay`].".into())
+        );
     }
 
     /// A spec type documented the way element crates do it.
@@ -575,5 +637,7 @@ mod tests {
         assert_eq!(docs[2].status(), "default = 0.0");
         assert_eq!(docs[3].status(), "default = true");
         assert_eq!(docs[3].unit, None);
+        let values: Vec<&str> = docs.iter().map(|d| d.value.as_str()).collect();
+        assert_eq!(values, ["number", "[number; 3]", "number", "boolean"]);
     }
 }
