@@ -1,9 +1,12 @@
 //! The element registry: exact set of registered types, no duplicates, every example builds
-//! and every parameter set rejects unknown fields.
+//! and every parameter set rejects unknown fields. The documented parameters of every type
+//! (`saltus elements`, [`saltus_core::ParamDoc`]) are held to the parsers: required keys are
+//! required, optional ones are not, documented defaults build, every key is listed with its
+//! unit, and every key an example uses is documented.
 
 use saltus_core::fd::Rng;
 use saltus_core::registry::{check_registry, element_kinds, element_type_names, ElementKind};
-use saltus_core::{BuildCx, BuildError, Element, ElementDef, NodeDef, NodeState};
+use saltus_core::{BuildCx, BuildError, Element, ElementDef, NodeDef, NodeState, ParamDoc};
 
 fn build(
     kind: &ElementKind,
@@ -108,4 +111,195 @@ fn every_type_rejects_unknown_parameters() {
             ),
         }
     }
+}
+
+/// The documented keys of `kind` (every library type must document them).
+fn params(kind: &ElementKind) -> Vec<ParamDoc> {
+    let params = kind
+        .params
+        .unwrap_or_else(|| panic!("`{}` registers no `params:` type", kind.type_name));
+    params()
+}
+
+/// The example of `kind` as a table.
+fn example(kind: &ElementKind) -> serde_json::Map<String, serde_json::Value> {
+    match (kind.example)() {
+        serde_json::Value::Object(map) => map,
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => panic!("example of `{}` is not a table: {other}", kind.type_name),
+    }
+}
+
+#[test]
+fn cli_every_key_is_documented_with_a_unit() {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        let docs = params(kind);
+        let name = kind.type_name;
+        for p in &docs {
+            assert!(!p.doc.is_empty(), "{name}.{}: no doc comment", p.key);
+            // Numbers state their unit (`[-]` when dimensionless): `/// Mass \[kg\], ...`.
+            if p.value.contains("number") {
+                assert!(
+                    p.unit.is_some(),
+                    "{name}.{}: no [unit] in `{}`",
+                    p.key,
+                    p.doc
+                );
+            }
+            assert!(
+                !(p.required && p.default.is_some()),
+                "{name}.{}: required with a default",
+                p.key
+            );
+        }
+        for key in example(kind).keys() {
+            assert!(
+                docs.iter().any(|p| &p.key == key),
+                "{name}: example key `{key}` is not documented"
+            );
+        }
+    }
+}
+
+#[test]
+fn cli_required_keys_are_required_by_the_build() {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        let name = kind.type_name;
+        for p in params(kind).iter().filter(|p| p.required) {
+            let mut params = example(kind);
+            assert!(
+                params.remove(&p.key).is_some(),
+                "{name}: the example lacks the required key `{}`",
+                p.key
+            );
+            match build(kind, params.into()) {
+                Err(BuildError::Parameters { message, .. }) => assert!(
+                    message.contains(&format!("`{}`", p.key)),
+                    "{name} without `{}`: {message}",
+                    p.key
+                ),
+                Err(other) => panic!("{name} without `{}`: {other}", p.key),
+                Ok(_) => panic!("{name} builds without its required key `{}`", p.key),
+            }
+        }
+    }
+}
+
+#[test]
+fn cli_optional_keys_may_be_left_out() {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        for p in params(kind).iter().filter(|p| !p.required) {
+            let mut params = example(kind);
+            if params.remove(&p.key).is_none() {
+                continue;
+            }
+            // Other checks may refuse the rest (e.g. a spring left without an anchor), but
+            // the parser must not miss the key.
+            if let Err(BuildError::Parameters { message, .. }) = build(kind, params.into()) {
+                panic!("{} without optional `{}`: {message}", kind.type_name, p.key);
+            }
+        }
+    }
+}
+
+#[test]
+fn cli_documented_defaults_build() {
+    saltus_elements::link();
+    let mut checked = 0;
+    for kind in element_kinds() {
+        for p in params(kind) {
+            let Some(default) = p.default else { continue };
+            let mut params = example(kind);
+            params.insert(p.key.clone(), default.clone());
+            build(kind, params.into())
+                .unwrap_or_else(|e| panic!("{} with `{} = {default}`: {e}", kind.type_name, p.key));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} documented defaults");
+}
+
+#[test]
+fn cli_undocumented_key_is_refused() {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        assert!(!params(kind).iter().any(|p| p.key == "bogus_key"));
+        let mut params = example(kind);
+        params.insert("bogus_key".into(), serde_json::json!(0.0));
+        match build(kind, params.into()) {
+            Err(BuildError::Parameters { message, .. }) => {
+                assert!(
+                    message.contains("bogus_key"),
+                    "{}: {message}",
+                    kind.type_name
+                )
+            }
+            other => panic!(
+                "`{}` accepted `bogus_key`: {:?}",
+                kind.type_name,
+                other.map(|e| e.type_name())
+            ),
+        }
+    }
+}
+
+/// The listing line of `key` in `listing` (two-space indent, key, then a space).
+fn listing_line<'a>(listing: &'a str, key: &str) -> &'a str {
+    listing
+        .lines()
+        .find(|l| {
+            l.strip_prefix("  ")
+                .and_then(|l| l.strip_prefix(key))
+                .is_some_and(|r| r.starts_with(' '))
+        })
+        .unwrap_or_else(|| panic!("no line for `{key}` in\n{listing}"))
+}
+
+#[test]
+fn cli_listing_shows_every_documented_key() {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        let listing = saltus::driver::elements_listing(Some(kind.type_name)).unwrap();
+        for p in params(kind) {
+            let line = listing_line(&listing, &p.key);
+            if let Some(unit) = &p.unit {
+                assert!(line.contains(&format!("[{unit}]")), "{line}");
+            }
+            assert!(line.contains(&p.status()), "{line}");
+            let first_word = p.doc.split_whitespace().next().unwrap();
+            assert!(line.contains(first_word), "{line}");
+        }
+    }
+}
+
+#[test]
+fn cli_listing_of_beam_revolute_rigid_body() {
+    saltus_elements::link();
+    let beam = saltus::driver::elements_listing(Some("beam")).unwrap();
+    for key in [
+        "J",
+        "G",
+        "shear_coefficient",
+        "damping_ratio",
+        "damping_frequency",
+    ] {
+        assert!(listing_line(&beam, key).contains("optional"), "{key}");
+    }
+    assert!(listing_line(&beam, "E").contains("[Pa]"));
+    assert!(listing_line(&beam, "E").contains("required"));
+    assert!(listing_line(&beam, "damping_frequency").contains("[Hz]"));
+    let revolute = saltus::driver::elements_listing(Some("revolute_joint")).unwrap();
+    let anchor = listing_line(&revolute, "anchor");
+    assert!(
+        anchor.contains("[m]") && anchor.contains("optional"),
+        "{anchor}"
+    );
+    let body = saltus::driver::elements_listing(Some("rigid_body")).unwrap();
+    let mass = listing_line(&body, "mass");
+    assert!(mass.contains("[kg]") && mass.contains("required"), "{mass}");
+    let contact = saltus::driver::elements_listing(Some("sphere_plane_contact")).unwrap();
+    assert!(listing_line(&contact, "friction").contains("default = 0.0"));
 }
