@@ -303,3 +303,108 @@ fn cli_listing_of_beam_revolute_rigid_body() {
     let contact = saltus::driver::elements_listing(Some("sphere_plane_contact")).unwrap();
     assert!(listing_line(&contact, "friction").contains("default = 0.0"));
 }
+
+/// A model with frame nodes `a` at the origin, `b` at x = 1, and a valid entry of each
+/// registered composite kind over them.
+fn composite_example(
+    key: &str,
+) -> (
+    saltus_core::Model,
+    serde_json::Map<String, serde_json::Value>,
+) {
+    use nalgebra::Vector3;
+    let mut model = saltus_core::Model::new();
+    model
+        .add_node(NodeDef::frame("a", Vector3::zeros()))
+        .unwrap();
+    model.add_node(NodeDef::frame("b", Vector3::x())).unwrap();
+    let entry = match key {
+        "beam_lines" => serde_json::json!({
+            "name": "line", "from": "a", "to": "b", "elements": 2,
+            "E": 2.0e11, "nu": 0.3, "A": 1.0e-4, "I2": 1.0e-9, "I3": 1.0e-9, "rho": 7800.0,
+        }),
+        "ball_bearings" => serde_json::json!({
+            "name": "brg", "inner": "a", "outer": "b", "balls": 8, "ball_radius": 0.004,
+            "inner_radius": 0.0128, "clearance": 1.0e-5, "cage_stiffness": 1.0e8,
+        }),
+        "contact_groups" => serde_json::json!({
+            "name": "grp", "nodes": ["a", "b"], "radius": 0.1,
+        }),
+        other => panic!("no example entry for the composite `{other}`: add one here"),
+    };
+    let serde_json::Value::Object(entry) = entry else {
+        unreachable!()
+    };
+    (model, entry)
+}
+
+fn expand(
+    key: &str,
+    entry: serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<ElementDef>, saltus_core::registry::CompositeError> {
+    let kind = saltus_core::registry::composite_kind(key).unwrap();
+    let (mut model, _) = composite_example(key);
+    let def = saltus_core::registry::CompositeDef {
+        name: entry["name"].as_str().unwrap().to_string(),
+        parameters: entry,
+    };
+    (kind.expand)(&def, &mut model)
+}
+
+#[test]
+fn cli_composite_keys_are_held_to_the_parsers() {
+    saltus_elements::link();
+    for kind in saltus_core::registry::composite_kinds() {
+        let key = kind.key;
+        let docs = (kind
+            .params
+            .unwrap_or_else(|| panic!("`{key}` registers no params:")))();
+        let (_, entry) = composite_example(key);
+        expand(key, entry.clone()).unwrap_or_else(|e| panic!("{key} example: {e}"));
+        for k in entry.keys() {
+            assert!(
+                docs.iter().any(|p| &p.key == k),
+                "{key}: `{k}` undocumented"
+            );
+        }
+        let listing = saltus::driver::elements_listing(Some(key)).unwrap();
+        for p in &docs {
+            assert!(!p.doc.is_empty(), "{key}.{}: no doc", p.key);
+            if p.value.contains("number") || p.value.contains("integer") {
+                assert!(
+                    p.unit.is_some(),
+                    "{key}.{}: no [unit] in `{}`",
+                    p.key,
+                    p.doc
+                );
+            }
+            let line = listing_line(&listing, &p.key);
+            assert!(line.contains(&p.status()), "{line}");
+            // `name` is read by the model-file loader for every composite (CompositeDef::name).
+            if p.required && p.key != "name" {
+                let mut without = entry.clone();
+                assert!(
+                    without.remove(&p.key).is_some(),
+                    "{key}: example lacks `{}`",
+                    p.key
+                );
+                let err = expand(key, without).expect_err(&p.key);
+                assert!(
+                    err.parameter.as_deref() == Some(p.key.as_str())
+                        || err.message.contains(&p.key),
+                    "{key} without `{}`: {err:?}",
+                    p.key
+                );
+            }
+            if let Some(default) = &p.default {
+                let mut with = entry.clone();
+                with.insert(p.key.clone(), default.clone());
+                expand(key, with).unwrap_or_else(|e| panic!("{key} `{} = {default}`: {e}", p.key));
+            }
+        }
+        let mut bogus = entry.clone();
+        bogus.insert("bogus_key".into(), serde_json::json!(1.0));
+        let err = expand(key, bogus).expect_err(key);
+        assert!(err.message.contains("bogus_key"), "{key}: {err:?}");
+    }
+}
