@@ -291,17 +291,26 @@ impl Progress {
     }
 }
 
-/// `saltus elements [TYPE]`: every registered element type (or `kind` alone) with its summary
-/// and example parameters; an unknown `kind` gives the known names.
+/// `saltus elements [TYPE]`: every registered element type (or `kind` alone) with its
+/// summary, node kinds and every parameter key it accepts (unit, `required` or default, doc
+/// line: [`saltus_core::ParamDoc`], from the element's serde spec type), then the composite
+/// model-file keys (`[[beam_lines]]`, ...) the same way. `kind` may also name a composite key.
+/// An unknown `kind` gives the known names.
 pub fn elements_listing(kind: Option<&str>) -> Result<String, String> {
+    use saltus_core::registry::composite_kinds;
     let kinds: Vec<_> = saltus_core::element_kinds()
         .iter()
         .filter(|k| kind.is_none_or(|name| k.type_name == name))
         .collect();
-    if kinds.is_empty() {
+    let composites: Vec<_> = composite_kinds()
+        .iter()
+        .filter(|k| kind.is_none_or(|name| k.key == name))
+        .collect();
+    if kinds.is_empty() && composites.is_empty() {
         let known: Vec<&str> = saltus_core::element_kinds()
             .iter()
             .map(|k| k.type_name)
+            .chain(composite_kinds().iter().map(|k| k.key))
             .collect();
         return Err(format!(
             "unknown element type `{}` (known: {})",
@@ -316,15 +325,92 @@ pub fn elements_listing(kind: Option<&str>) -> Result<String, String> {
             .iter()
             .map(|n| format!("{n:?}").to_lowercase())
             .collect();
-        s.push_str(&format!("{:<22} {}\n", k.type_name, k.summary));
-        s.push_str(&format!("{:<22} nodes: [{}]\n", "", nodes.join(", ")));
-        let example = (k.example)();
-        if let Some(map) = example.as_object() {
-            for (key, value) in map {
-                s.push_str(&format!("{:<22} {key} = {value}\n", ""));
-            }
-        }
+        s.push_str(&format!("{}  {}\n", k.type_name, k.summary));
+        s.push_str(&format!("  nodes: [{}]\n", nodes.join(", ")));
+        push_params(&mut s, k.params.map(|p| p()), &(k.example)());
+        s.push('\n');
+    }
+    if kind.is_none() && !composites.is_empty() {
+        s.push_str(
+            "Composite model-file keys (arrays of tables, expanded into nodes and elements):\n\n",
+        );
+    }
+    for k in composites {
+        s.push_str(&format!("[[{}]]  {}\n", k.key, k.summary));
+        push_params(&mut s, k.params.map(|p| p()), &serde_json::Value::Null);
         s.push('\n');
     }
     Ok(s)
+}
+
+/// Width the doc column is wrapped to in [`elements_listing`] (unless it starts past 60).
+const LISTING_WIDTH: usize = 100;
+
+/// One aligned line per key: `key  [unit]  required|default = X|optional  doc` (doc wrapped
+/// under itself), then the example's values; without documented keys, the example's keys.
+fn push_params(
+    s: &mut String,
+    params: Option<Vec<saltus_core::ParamDoc>>,
+    example: &serde_json::Value,
+) {
+    let Some(params) = params else {
+        s.push_str("  parameters (undocumented; those of the example):\n");
+        if let Some(map) = example.as_object() {
+            for (key, value) in map {
+                s.push_str(&format!("    {key} = {value}\n"));
+            }
+        }
+        return;
+    };
+    if params.is_empty() {
+        s.push_str("  parameters: none\n");
+    }
+    let unit = |p: &saltus_core::ParamDoc| {
+        p.unit
+            .as_ref()
+            .map(|u| format!("[{u}]"))
+            .unwrap_or_default()
+    };
+    let wk = params
+        .iter()
+        .map(|p| p.key.chars().count())
+        .max()
+        .unwrap_or(0);
+    let wu = params
+        .iter()
+        .map(|p| unit(p).chars().count())
+        .max()
+        .unwrap_or(0);
+    let ws = params
+        .iter()
+        .map(|p| p.status().chars().count())
+        .max()
+        .unwrap_or(0);
+    let indent = 2 + wk + 2 + wu + 2 + ws + 2;
+    let width = LISTING_WIDTH.saturating_sub(indent).max(40);
+    for p in &params {
+        let head = format!("  {:<wk$}  {:<wu$}  {:<ws$}  ", p.key, unit(p), p.status());
+        let mut line = head;
+        let mut used = 0;
+        for word in p.doc.split_whitespace() {
+            let n = word.chars().count();
+            if used > 0 && used + 1 + n > width {
+                s.push_str(line.trim_end());
+                s.push('\n');
+                line = " ".repeat(indent);
+                used = 0;
+            } else if used > 0 {
+                line.push(' ');
+                used += 1;
+            }
+            line.push_str(word);
+            used += n;
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    if let Some(map) = example.as_object().filter(|m| !m.is_empty()) {
+        let values: Vec<String> = map.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        s.push_str(&format!("  example: {}\n", values.join(", ")));
+    }
 }

@@ -109,6 +109,81 @@ fn elements_lists_every_registered_type() {
     }
 }
 
+#[test]
+fn cli_elements_beam_lists_every_key() {
+    let o = saltus(&["elements", "beam"], Path::new("."));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("beam  Geometrically exact"), "{out}");
+    assert!(out.contains("\n  nodes: [frame, frame]\n"), "{out}");
+    // `  key  [unit]  status  doc`, aligned: one line per key, split on runs of spaces.
+    let line = |key: &str| -> Vec<&str> {
+        let l = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key) && l.starts_with("  "))
+            .unwrap_or_else(|| panic!("no `{key}` line in\n{out}"));
+        l.trim()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    assert_eq!(line("E")[..3], ["E", "[Pa]", "required"]);
+    assert!(line("E")[3].starts_with("Young's modulus"));
+    assert_eq!(line("rho")[..3], ["rho", "[kg/m³]", "required"]);
+    assert_eq!(line("J")[..3], ["J", "[m⁴]", "optional"]);
+    assert!(line("J")[3].starts_with("Torsion constant"));
+    assert_eq!(line("G")[..3], ["G", "[Pa]", "optional"]);
+    assert_eq!(
+        line("shear_coefficient")[..3],
+        ["shear_coefficient", "[-]", "optional"]
+    );
+    assert_eq!(
+        line("damping_ratio")[..3],
+        ["damping_ratio", "[-]", "optional"]
+    );
+    assert_eq!(
+        line("damping_frequency")[..3],
+        ["damping_frequency", "[Hz]", "optional"]
+    );
+    // Every key of the parser, required ones first; the doc column starts at one place.
+    let keys = [
+        "A",
+        "E",
+        "I2",
+        "I3",
+        "rho",
+        "alpha",
+        "beta",
+        "damping_frequency",
+        "damping_ratio",
+        "G",
+        "J",
+        "lumped_mass",
+        "nu",
+        "orientation",
+        "shear_area_2",
+        "shear_area_3",
+        "shear_coefficient",
+    ];
+    let listed: Vec<&str> = out
+        .lines()
+        .skip(2)
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && !l.starts_with("  example:"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, keys, "{out}");
+    let column = |key: &str| {
+        let l = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap();
+        l.find(line(key)[3]).unwrap()
+    };
+    assert_eq!(column("E"), column("shear_coefficient"));
+    assert!(out.contains("\n  example: "), "{out}");
+}
+
 fn expect_failure(name: &str, model: &str, needles: &[&str]) -> String {
     let d = scratch(name);
     std::fs::write(d.join("m.toml"), model).unwrap();

@@ -31,4 +31,4 @@ pub use output::{
     StepRecord, StepStats,
 };
 pub use physics::{Force, ForceTerms, Inertia, NodeInertia, PhysicsState};
-pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind};
+pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind, ParamDoc};

@@ -10,6 +10,10 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use inventory;
+/// Re-exported for element crates deriving [`JsonSchema`](schemars::JsonSchema) on their
+/// parameter spec types (a plugin can write `#[schemars(crate = "saltus::core::schemars")]`
+/// instead of depending on schemars itself).
+pub use schemars;
 
 /// A model-file element entry: its name, registered type, node names and parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,6 +99,10 @@ pub struct ElementKind {
     pub example: fn() -> serde_json::Value,
     /// Node kinds of the example (one entry per element node).
     pub example_nodes: &'static [NodeKind],
+    /// Every parameter key the build accepts, with unit, default and doc line (`None`: not
+    /// documented; `saltus elements` then falls back to the example's keys). Computed from
+    /// the serde spec type the build deserializes, see [`param_docs`].
+    pub params: Option<fn() -> Vec<ParamDoc>>,
 }
 
 inventory::collect!(ElementKind);
@@ -108,10 +116,28 @@ inventory::collect!(ElementKind);
 ///     build: build_point_mass,
 ///     example: || serde_json::json!({"mass": 1.0}),
 ///     example_nodes: &[saltus_core::NodeKind::Point],
+///     params: PointMassSpec,
 /// }
 /// ```
+///
+/// `params` names the serde type the build deserializes its parameters into; it must derive
+/// [`JsonSchema`](schemars::JsonSchema) and document every field with a `///` comment
+/// stating its unit in brackets (see [`ParamDoc`]). It is optional so that registrations
+/// written before it still compile; without it `saltus elements` lists the example's keys.
 #[macro_export]
 macro_rules! register_element {
+    (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr, params: $params:ty $(,)?) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::ElementKind {
+                type_name: $name,
+                summary: $summary,
+                build: $build,
+                example: $example,
+                example_nodes: $nodes,
+                params: ::core::option::Option::Some($crate::registry::param_docs::<$params>),
+            }
+        }
+    };
     (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr $(,)?) => {
         $crate::registry::inventory::submit! {
             $crate::registry::ElementKind {
@@ -120,9 +146,178 @@ macro_rules! register_element {
                 build: $build,
                 example: $example,
                 example_nodes: $nodes,
+                params: ::core::option::Option::None,
             }
         }
     };
+}
+
+/// One parameter key of an element type (or composite kind), as `saltus elements` lists it.
+///
+/// Computed by [`param_docs`] from the JSON schema of the serde spec type, so key names,
+/// required/optional and defaults are those of the parser itself; unit and doc come from the
+/// field's doc comment. Convention for that comment: one sentence or more, the unit in
+/// brackets where it first applies, e.g. `/// Mass \[kg\], > 0.`, `\[-\]` for a
+/// dimensionless number (rustdoc needs the brackets escaped; both forms are read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamDoc {
+    /// Model-file key, as serde reads it (renames applied, flattened fields included).
+    pub key: String,
+    /// Unit from the first bracket of the doc comment outside backticks, e.g. `"kg"`, `"-"`
+    /// (`None`: the comment states none, e.g. for a boolean or a name).
+    pub unit: Option<String>,
+    /// Value serde takes when the key is absent (`None`: required, or optional without a
+    /// stated value, e.g. an `Option` whose absence the element resolves as its doc says).
+    pub default: Option<serde_json::Value>,
+    /// The key must be given.
+    pub required: bool,
+    /// The value expected, in words: `number`, `boolean`, `string`, `table`, `[number; 3]`
+    /// (a fixed-length array), alternatives joined by ` or `.
+    pub value: String,
+    /// The doc comment on one line, without the unit bracket.
+    pub doc: String,
+}
+
+impl ParamDoc {
+    /// `required`, `default = <value>` or `optional`, for listings.
+    pub fn status(&self) -> String {
+        match (&self.default, self.required) {
+            (_, true) => "required".to_string(),
+            (Some(v), false) => format!("default = {v}"),
+            (None, false) => "optional".to_string(),
+        }
+    }
+}
+
+/// The documented keys of the serde parameter type `T`, required keys first, each group in
+/// case-insensitive alphabetical order (schema properties carry no declaration order unless
+/// serde_json's `preserve_order` is on, which would change map order crate-wide): one
+/// [`ParamDoc`] per property of `T`'s JSON schema (see [`ParamDoc`] for what each field is
+/// computed from).
+pub fn param_docs<T: schemars::JsonSchema>() -> Vec<ParamDoc> {
+    param_docs_of(&schemars::SchemaGenerator::default().into_root_schema_for::<T>())
+}
+
+/// [`param_docs`] of an object schema already generated (its `properties` and `required`).
+pub fn param_docs_of(schema: &schemars::Schema) -> Vec<ParamDoc> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|k| k.as_str()).collect())
+        .unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    let mut docs: Vec<ParamDoc> = props
+        .iter()
+        .map(|(key, prop)| {
+            let description = prop
+                .get("description")
+                .and_then(|d| d.as_str())
+                .unwrap_or_default();
+            let (unit, doc) = split_unit(description);
+            ParamDoc {
+                value: value_words(schema, prop, 0),
+                key: key.clone(),
+                unit,
+                // A `null` default is an absent `Option`: listed as `optional`.
+                default: prop.get("default").filter(|d| !d.is_null()).cloned(),
+                required: required.contains(&key.as_str()),
+                doc,
+            }
+        })
+        .collect();
+    docs.sort_by_key(|d| (!d.required, d.key.to_lowercase()));
+    docs
+}
+
+/// The value a property schema `prop` of `root` describes, in words ([`ParamDoc::value`]);
+/// `null` alternatives (an `Option`'s absence) are left out.
+fn value_words(root: &schemars::Schema, prop: &serde_json::Value, depth: usize) -> String {
+    use serde_json::Value;
+    let words = |v: &Value| value_words(root, v, depth + 1);
+    if depth > 8 {
+        return "value".to_string();
+    }
+    if let Some(r) = prop.get("$ref").and_then(Value::as_str) {
+        // `#/$defs/Name`: the definition, resolved in the root schema.
+        let target = r.strip_prefix('#').and_then(|p| root.pointer(p));
+        return target.map_or_else(|| "value".to_string(), words);
+    }
+    for alternatives in ["anyOf", "oneOf"] {
+        if let Some(list) = prop.get(alternatives).and_then(Value::as_array) {
+            let parts: Vec<String> = list
+                .iter()
+                .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+                .map(words)
+                .collect();
+            return parts.join(" or ");
+        }
+    }
+    let types: Vec<&str> = match prop.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let parts: Vec<String> = types
+        .iter()
+        .filter(|t| **t != "null")
+        .map(|t| match *t {
+            "array" => {
+                let item = prop.get("items").map_or_else(|| "value".to_string(), words);
+                let min = prop.get("minItems").and_then(Value::as_u64);
+                let max = prop.get("maxItems").and_then(Value::as_u64);
+                match (min, max) {
+                    (Some(a), Some(b)) if a == b => format!("[{item}; {a}]"),
+                    _ => format!("[{item}, ...]"),
+                }
+            }
+            "object" => "table".to_string(),
+            "integer" => "integer".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    if parts.is_empty() {
+        "value".to_string()
+    } else {
+        parts.join(" or ")
+    }
+}
+
+/// Split a doc comment into its unit (first `[...]` outside backticks, escaped or not) and
+/// the text on one line without that bracket and without rustdoc escapes.
+pub fn split_unit(description: &str) -> (Option<String>, String) {
+    let text = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text.replace("\\[", "[").replace("\\]", "]");
+    let mut in_code = false;
+    let mut open = None;
+    for (i, c) in text.char_indices() {
+        match c {
+            '`' => in_code = !in_code,
+            '[' if !in_code && open.is_none() => open = Some(i),
+            // A bracket with a comma is a vector (`[x, y, z]`), one with a backtick a rustdoc
+            // link (`` [`Type`] ``): not units, look further.
+            ']' if !in_code && open.is_some_and(|start| text[start..i].contains([',', '`'])) => {
+                open = None;
+            }
+            ']' if !in_code => {
+                if let Some(start) = open {
+                    let unit = text[start + 1..i].trim().to_string();
+                    let before = text[..start].trim_end();
+                    let after = &text[i + 1..];
+                    let joined = if after.starts_with([',', '.', ';', ')', ':']) || after.is_empty()
+                    {
+                        format!("{before}{after}")
+                    } else {
+                        format!("{before} {}", after.trim_start())
+                    };
+                    return (Some(unit), joined);
+                }
+            }
+            _ => {}
+        }
+    }
+    (None, text)
 }
 
 /// All registered element types, sorted by name (computed once).
@@ -189,6 +384,9 @@ pub struct CompositeKind {
     pub summary: &'static str,
     /// The expansion.
     pub expand: ExpandFn,
+    /// Every key of an entry, with unit, default and doc line (`None`: not documented), see
+    /// [`ElementKind::params`].
+    pub params: Option<fn() -> Vec<ParamDoc>>,
 }
 
 inventory::collect!(CompositeKind);
@@ -201,10 +399,24 @@ inventory::collect!(CompositeKind);
 ///     label: "beam line",
 ///     summary: "A straight line between two frame nodes meshed into beam elements",
 ///     expand: expand_beam_line,
+///     params: BeamLineSpec,
 /// }
 /// ```
+///
+/// `params` (optional) is the serde type of one entry, as for [`register_element!`](crate::register_element).
 #[macro_export]
 macro_rules! register_composite {
+    (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr, params: $params:ty $(,)?) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::CompositeKind {
+                key: $key,
+                label: $label,
+                summary: $summary,
+                expand: $expand,
+                params: ::core::option::Option::Some($crate::registry::param_docs::<$params>),
+            }
+        }
+    };
     (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr $(,)?) => {
         $crate::registry::inventory::submit! {
             $crate::registry::CompositeKind {
@@ -212,6 +424,7 @@ macro_rules! register_composite {
                 label: $label,
                 summary: $summary,
                 expand: $expand,
+                params: ::core::option::Option::None,
             }
         }
     };
@@ -363,4 +576,68 @@ pub fn require_non_negative(
 /// [`check_finite`] for a model-file entry.
 pub fn require_finite(def: &ElementDef, parameter: &str, values: &[f64]) -> Result<(), BuildError> {
     check_finite(&def.name, parameter, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_is_the_first_bracket_outside_code_and_vectors() {
+        assert_eq!(
+            split_unit("Mass `m` \\[kg\\], finite\n and > 0."),
+            (Some("kg".into()), "Mass `m`, finite and > 0.".into())
+        );
+        assert_eq!(
+            split_unit("Axis `[0, 0, 1]` or [1, 0, 0] in [-] units [m]"),
+            (
+                Some("-".into()),
+                "Axis `[0, 0, 1]` or [1, 0, 0] in units [m]".into()
+            )
+        );
+        assert_eq!(split_unit("A name."), (None, "A name.".into()));
+        assert_eq!(
+            split_unit("Rate of [`Law::decay`] [s/m]."),
+            (Some("s/m".into()), "Rate of [`Law::decay`].".into())
+        );
+    }
+
+    /// A spec type documented the way element crates do it.
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Spec {
+        /// Stiffness \[N/m\].
+        #[serde(rename = "K")]
+        k: f64,
+        /// Damping \[N s/m\].
+        #[serde(default)]
+        c: f64,
+        /// Anchor \[m\].
+        #[serde(default)]
+        anchor: Option<[f64; 3]>,
+        /// Flag.
+        #[serde(default = "yes")]
+        flag: bool,
+    }
+
+    fn yes() -> bool {
+        true
+    }
+
+    #[test]
+    fn param_docs_follow_serde() {
+        let docs = param_docs::<Spec>();
+        let keys: Vec<&str> = docs.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["K", "anchor", "c", "flag"]);
+        assert!(docs[0].required && docs[0].default.is_none());
+        assert_eq!(docs[0].unit.as_deref(), Some("N/m"));
+        assert_eq!(docs[0].doc, "Stiffness.");
+        assert_eq!(docs[1].status(), "optional");
+        assert_eq!(docs[2].status(), "default = 0.0");
+        assert_eq!(docs[3].status(), "default = true");
+        assert_eq!(docs[3].unit, None);
+        let values: Vec<&str> = docs.iter().map(|d| d.value.as_str()).collect();
+        assert_eq!(values, ["number", "[number; 3]", "number", "boolean"]);
+    }
 }

@@ -86,7 +86,7 @@ fn check_inertia(element: &str, j: &Matrix3<f64>) -> Result<Matrix3<f64>, BuildE
 
 /// Inertia tensor parameter of a [`RigidBodySpec`], in the body frame, about the centre of
 /// mass \[kg m²\].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum InertiaSpec {
     /// Principal moments `[Jxx, Jyy, Jzz]` \[kg m²\] about the body axes (all > 0).
@@ -107,7 +107,7 @@ impl InertiaSpec {
 }
 
 /// Model-file parameters of `rigid_body`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RigidBodySpec {
     /// Mass `m` \[kg\], finite and > 0.
@@ -212,6 +212,7 @@ saltus_core::register_element! {
     build: build_rigid_body,
     example: rigid_body_example,
     example_nodes: &[NodeKind::Frame],
+    params: RigidBodySpec,
 }
 
 impl Inertia for RigidBody {
@@ -281,7 +282,7 @@ impl Element for RigidBody {
 }
 
 /// Model-file parameters of `point_mass`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PointMassSpec {
     /// Mass `m` \[kg\], finite and > 0.
@@ -328,6 +329,7 @@ saltus_core::register_element! {
     build: build_point_mass,
     example: point_mass_example,
     example_nodes: &[NodeKind::Point],
+    params: PointMassSpec,
 }
 
 impl PointMass {

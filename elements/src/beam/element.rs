@@ -545,6 +545,7 @@ saltus_core::register_element! {
     build: build_beam,
     example: beam_example,
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: BeamSpec,
 }
 
 /// Inertia (module docs): the constant material mass matrix `M` (consistent translational,

@@ -18,6 +18,26 @@ pub const MAX_BEAM_LINE_ELEMENTS: u64 = 10_000_000;
 /// Keys of a `[[beam_lines]]` entry that are not parameters of its `beam` elements.
 const LINE_KEYS: [&str; 4] = ["name", "from", "to", "elements"];
 
+/// The keys of a `[[beam_lines]]` entry, for `saltus elements beam_lines` only: the expansion
+/// reads the entry itself (its own messages for the line keys, then [`BeamSpec`] for the
+/// rest), and the unit test `line_keys_are_documented` ties this type to [`LINE_KEYS`], so the
+/// beam keys come from the very type that parses them.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // never built: its schema is what counts
+struct BeamLineEntry {
+    /// Prefix of the generated names `<name>_n1 … <name>_n{n−1}`, `<name>_e1 … <name>_e{n}`.
+    name: String,
+    /// First end: an existing frame node.
+    from: String,
+    /// Second end: an existing frame node.
+    to: String,
+    /// Number of elements `n` \[-\] (1 to 10⁷).
+    elements: u64,
+    /// The parameters of every generated `beam` element.
+    #[serde(flatten)]
+    beam: BeamSpec,
+}
+
 /// Expand one `[[beam_lines]]` entry into `model` (module docs).
 fn expand_beam_line(
     def: &CompositeDef,
@@ -143,6 +163,28 @@ fn expand_beam_line(
 saltus_core::register_composite! {
     key: "beam_lines",
     label: "beam line",
-    summary: "A straight line between two frame nodes meshed into `beam` elements (keys: name, from, to, elements, and the beam parameters)",
+    summary: "A straight line between two frame nodes meshed into `beam` elements",
     expand: expand_beam_line,
+    params: BeamLineEntry,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_keys_are_documented() {
+        let docs = saltus_core::registry::param_docs::<BeamLineEntry>();
+        let beam = saltus_core::registry::param_docs::<BeamSpec>();
+        let mut keys: Vec<&str> = docs.iter().map(|d| d.key.as_str()).collect();
+        keys.retain(|k| !beam.iter().any(|b| b.key == *k));
+        keys.sort();
+        let mut line = LINE_KEYS;
+        line.sort();
+        assert_eq!(keys, line);
+        assert_eq!(docs.len(), LINE_KEYS.len() + beam.len());
+        for key in LINE_KEYS {
+            assert!(docs.iter().any(|d| d.key == key && d.required), "{key}");
+        }
+    }
 }

@@ -10,7 +10,7 @@ use super::*;
 /// `alpha` (mass-proportional) and/or `beta` (stiffness-proportional), or `damping_ratio`
 /// with `damping_frequency` (then `β = ξ/(π f)`, stiffness-proportional only, `alpha`/`beta`
 /// must be absent).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BeamSpec {
     /// Young's modulus `E` \[Pa\], > 0.
@@ -19,13 +19,13 @@ pub struct BeamSpec {
     /// Shear modulus `G` \[Pa\], > 0 (or give `nu`).
     #[serde(rename = "G", default, skip_serializing_if = "Option::is_none")]
     pub shear_modulus: Option<f64>,
-    /// Poisson's ratio `ν` in (−1, 0.5]: `G = E/(2(1 + ν))` (or give `G`).
+    /// Poisson's ratio `ν` \[-\] in (−1, 0.5]: `G = E/(2(1 + ν))` (or give `G`).
     #[serde(rename = "nu", default, skip_serializing_if = "Option::is_none")]
     pub poisson_ratio: Option<f64>,
     /// Cross-section area `A` \[m²\], > 0.
     #[serde(rename = "A")]
     pub area: f64,
-    /// Timoshenko shear coefficient `κ` (shear areas `κ A`), > 0; default 5/6.
+    /// Timoshenko shear coefficient `κ` \[-\] (shear areas `κ A`), > 0; default 5/6.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shear_coefficient: Option<f64>,
     /// Shear area for the shear force along section axis 2 \[m²\] (default `κ A`).
@@ -48,7 +48,7 @@ pub struct BeamSpec {
     pub torsion_constant: Option<f64>,
     /// Density `ρ` \[kg/m³\], >= 0.
     pub rho: f64,
-    /// Direction of section axis 2 in the inertial frame at the initial configuration (any
+    /// Direction of section axis 2 \[-\] in the inertial frame at the initial configuration (any
     /// length; its component along the beam axis is removed). Default: `e_z × axis` (for a
     /// beam in the x–y plane axis 2 lies in that plane and axis 3 is `e_z`), or `e_y × axis`
     /// when the axis is within ~26° of `e_z`.
@@ -60,7 +60,7 @@ pub struct BeamSpec {
     /// Stiffness-proportional Rayleigh coefficient `β` \[s\], >= 0 (section forces `β C ε̇`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
-    /// Modal damping ratio `ξ` (e.g. 0.0004 for 0.04 %), >= 0, reached at
+    /// Modal damping ratio `ξ` \[-\] (e.g. 0.0004 for 0.04 %), >= 0, reached at
     /// `damping_frequency` by stiffness-proportional damping `β = ξ/(π f)`. The ratio of a mode
     /// of frequency `f'` is then `ξ f'/f`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -28,7 +28,7 @@ pub const STEEL_DENSITY: f64 = 7850.0;
 
 /// Parameters of a ball bearing (module docs). Lengths in m, masses in kg, stiffness in N/m,
 /// damping in N·s/m.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BallBearing {
     /// Name: prefix of the generated nodes and elements.
@@ -37,43 +37,43 @@ pub struct BallBearing {
     pub inner: String,
     /// Frame node carrying the outer race.
     pub outer: String,
-    /// Number of balls `N_b` (≥ 2).
+    /// Number of balls `N_b` \[-\] (≥ 2).
     pub balls: usize,
-    /// Ball radius `r_b`.
+    /// Ball radius `r_b` \[m\].
     pub ball_radius: f64,
-    /// Ball mass (default: solid steel sphere).
+    /// Ball mass \[kg\] (default: solid steel sphere).
     #[serde(default)]
     pub ball_mass: Option<f64>,
     /// Ball central moment of inertia \[kg·m²\] (default `⅖ m r_b²`).
     #[serde(default)]
     pub ball_inertia: Option<f64>,
-    /// Inner race radius `r_i`.
+    /// Inner race radius `r_i` \[m\].
     pub inner_radius: f64,
-    /// Outer race radius `r_e` (or `clearance`).
+    /// Outer race radius `r_e` \[m\] (or `clearance`).
     #[serde(default)]
     pub outer_radius: Option<f64>,
-    /// Radial clearance `c = r_e − r_i − 2 r_b ≥ 0` (or `outer_radius`).
+    /// Radial clearance `c = r_e − r_i − 2 r_b ≥ 0` \[m\] (or `outer_radius`).
     #[serde(default)]
     pub clearance: Option<f64>,
-    /// Groove radius `r_r` of the races, normal to the race (stresses only; sign: negative
+    /// Groove radius `r_r` \[m\] of the races, normal to the race (stresses only; sign: negative
     /// for a concave groove, as in the thesis' table).
     #[serde(default)]
     pub groove_radius: Option<f64>,
-    /// Cage spring stiffness between consecutive balls.
+    /// Cage spring stiffness between consecutive balls \[N/m\].
     pub cage_stiffness: f64,
-    /// Cage damping (default 0).
+    /// Cage damping \[N s/m\] (default 0).
     #[serde(default)]
     pub cage_damping: f64,
-    /// Ball–race friction `μ` (default 0).
+    /// Ball–race friction `μ` \[-\] (default 0).
     #[serde(default)]
     pub friction: f64,
-    /// Ball–race normal restitution `e_N` (default 0).
+    /// Ball–race normal restitution `e_N` \[-\] (default 0).
     #[serde(default)]
     pub restitution: f64,
-    /// Ball–race tangential restitution `e_T` (default 0).
+    /// Ball–race tangential restitution `e_T` \[-\] (default 0).
     #[serde(default)]
     pub tangential_restitution: f64,
-    /// Bearing axis (default +z): the balls lie in the plane normal to it.
+    /// Bearing axis \[-\] (default +z): the balls lie in the plane normal to it.
     #[serde(default)]
     pub axis: Option<[f64; 3]>,
     /// Angle of ball 1 about the axis from the first in-plane direction \[rad\] (default 0).
@@ -85,6 +85,7 @@ pub struct BallBearing {
     /// elliptical contact and the contact stresses (maximum pressure, shears, depth) of every
     /// step in `/contact_forces`.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub force_recovery: Option<ForceRecoverySpec>,
 }
 
@@ -359,6 +360,7 @@ fn expand_bearing(
 saltus_core::register_composite! {
     key: "ball_bearings",
     label: "ball bearing",
-    summary: "A radial ball bearing between two frame nodes (inner and outer race): balls, ball–race contacts and a cage of springs (keys: name, inner, outer, balls, ball_radius, ball_mass, ball_inertia, inner_radius, outer_radius or clearance, groove_radius, cage_stiffness, cage_damping, friction, restitution, tangential_restitution, axis, phase, force_recovery)",
+    summary: "A radial ball bearing between two frame nodes (inner and outer race): balls, ball–race contacts and a cage of springs",
     expand: expand_bearing,
+    params: BallBearing,
 }

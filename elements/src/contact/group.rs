@@ -400,48 +400,71 @@ impl Detector for ContactGroup {
     }
 }
 
-/// Model-file entry of `[[contact_groups]]`.
-#[derive(Debug, Deserialize)]
+/// Model-file entry of `[[contact_groups]]` (also what `saltus elements contact_groups`
+/// lists: keep every field documented, units in brackets).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GroupSpec {
+    /// Name of the group (prefix of the contact elements it creates).
     name: String,
     /// Member frame nodes.
     nodes: Vec<String>,
     /// One radius for every member \[m\] (or `radii`).
     #[serde(default)]
     radius: Option<f64>,
-    /// One radius per member \[m\].
+    /// One radius per member \[m\] (or `radius`).
     #[serde(default)]
     radii: Option<Vec<f64>>,
+    /// Fixed planes the members may touch: tables `{ point = [x, y, z], normal = [x, y, z] }`,
+    /// `point` a point of the plane in metres (default the origin), `normal` pointing to the
+    /// admissible side.
     #[serde(default)]
     planes: Vec<PlaneSpec>,
+    /// Members may touch each other (default `true`; `false`: planes only).
     #[serde(default = "yes")]
     self_contact: bool,
+    /// Coulomb friction coefficient `μ` \[-\] (≥ 0).
     #[serde(default)]
     friction: f64,
+    /// Normal restitution `e_N ∈ [0, 1]` \[-\].
     #[serde(default)]
     restitution: f64,
+    /// Tangential restitution `e_T ∈ [−1, 1]` \[-\].
     #[serde(default)]
     tangential_restitution: f64,
+    /// Rolling resistance length `ρ` \[m\] (≥ 0).
     #[serde(default)]
     rolling_resistance: f64,
+    /// Spinning resistance length `γ_s` \[m\] (≥ 0).
     #[serde(default)]
     spinning_resistance: f64,
+    /// Friction falling with the sliding speed `v` \[-\]: `μ(v) = friction + friction_decay ·
+    /// e^{−friction_decay_rate · v}` (≥ 0; 0: constant μ).
     #[serde(default)]
     friction_decay: f64,
+    /// Decay rate of `friction_decay` \[s/m\] (≥ 0).
     #[serde(default)]
     friction_decay_rate: f64,
+    /// Detection margin \[m\] (≥ 0): a contact element is created when the gap falls below
+    /// `margin + 2h(|v_a| + |v_b|)` (default: `DEFAULT_MARGIN_FRACTION` = 5 % of the smallest
+    /// radius).
     #[serde(default)]
     margin: Option<f64>,
+    /// Contact forces recovered while the model runs (see
+    /// `saltus_core::contact_force::ForceRecoverySpec`).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     force_recovery: Option<ForceRecoverySpec>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A fixed plane of a contact group.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PlaneSpec {
+    /// A point of the plane \[m\] (default the origin).
     #[serde(default)]
     point: [f64; 3],
+    /// Plane normal \[-\], pointing to the admissible side.
     normal: [f64; 3],
 }
 
@@ -534,6 +557,7 @@ fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>
 saltus_core::register_composite! {
     key: "contact_groups",
     label: "contact group",
-    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run (keys: name, nodes, radius or radii, planes, self_contact, friction, restitution, tangential_restitution, rolling_resistance, spinning_resistance, friction_decay, friction_decay_rate, force_recovery, margin)",
+    summary: "Spheres (frame nodes with radii) that may touch each other and fixed planes, with one contact law; contact elements are created and removed during the run",
     expand: expand_group,
+    params: GroupSpec,
 }

@@ -32,7 +32,7 @@ const SPHERE_PLANE: &str = "sphere_plane_contact";
 const POINT_PLANE: &str = "point_plane_contact";
 
 /// Model-file parameters shared by `sphere_plane_contact` and `point_plane_contact`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlaneContactSpec {
     /// Sphere radius `r` \[m\] (> 0; `sphere_plane_contact` only).
@@ -41,16 +41,16 @@ pub struct PlaneContactSpec {
     /// A point of the plane `X_P` \[m\] (default origin).
     #[serde(default)]
     pub point: Option<[f64; 3]>,
-    /// Plane normal `N`, pointing to the admissible side (normalized; default +z).
+    /// Plane normal `N` \[-\], pointing to the admissible side (normalized; default +z).
     #[serde(default)]
     pub normal: Option<[f64; 3]>,
-    /// Coulomb friction coefficient `μ` (≥ 0, default 0).
+    /// Coulomb friction coefficient `μ` \[-\] (≥ 0, default 0).
     #[serde(default)]
     pub friction: f64,
-    /// Normal restitution `e_N ∈ [0, 1]` (default 0).
+    /// Normal restitution `e_N ∈ [0, 1]` \[-\] (default 0).
     #[serde(default)]
     pub restitution: f64,
-    /// Tangential restitution `e_T ∈ [−1, 1]` (default 0).
+    /// Tangential restitution `e_T ∈ [−1, 1]` \[-\] (default 0).
     #[serde(default)]
     pub tangential_restitution: f64,
     /// Rolling resistance length `ρ` \[m\] (≥ 0, default 0; sphere only).
@@ -59,7 +59,7 @@ pub struct PlaneContactSpec {
     /// Spinning resistance length `γ_s` \[m\] (≥ 0, default 0; sphere only).
     #[serde(default)]
     pub spinning_resistance: f64,
-    /// Friction falling with the sliding speed `v`: `μ(v) = friction + friction_decay ·
+    /// Friction falling with the sliding speed `v` \[-\]: `μ(v) = friction + friction_decay ·
     /// e^{−friction_decay_rate · v}` (≥ 0, default 0: constant μ).
     #[serde(default)]
     pub friction_decay: f64,
@@ -70,6 +70,7 @@ pub struct PlaneContactSpec {
     /// `{ young = E, poisson = ν }`, optional `damping`, `method`, `exponent`, `young_b`,
     /// `poisson_b`; see `saltus_core::contact_force::ForceRecoverySpec`).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub force_recovery: Option<saltus_core::contact_force::ForceRecoverySpec>,
 }
 
@@ -405,6 +406,7 @@ saltus_core::register_element! {
         "restitution": 0.5, "tangential_restitution": 0.0, "rolling_resistance": 0.002, "spinning_resistance": 0.001
     }),
     example_nodes: &[NodeKind::Frame],
+    params: PlaneContactSpec,
 }
 
 saltus_core::register_element! {
@@ -413,6 +415,7 @@ saltus_core::register_element! {
     build: build_point,
     example: || serde_json::json!({ "point": [0.0, 0.0, 0.0], "normal": [0.0, 0.0, 1.0], "friction": 0.3, "restitution": 0.5 }),
     example_nodes: &[NodeKind::Point],
+    params: PlaneContactSpec,
 }
 
 #[cfg(test)]

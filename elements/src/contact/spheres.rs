@@ -372,7 +372,7 @@ impl UnilateralContact for TwoSphereGeometry {
 }
 
 /// Model-file parameters of `sphere_sphere_contact` (nodes `[a, b]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SphereSphereSpec {
     /// Radius of sphere a \[m\] (> 0).
@@ -385,7 +385,7 @@ pub struct SphereSphereSpec {
 }
 
 /// Model-file parameters of `sphere_in_sphere_contact` (nodes `[ball, cavity]`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SphereInSphereSpec {
     /// Ball radius \[m\] (> 0).
@@ -398,15 +398,15 @@ pub struct SphereInSphereSpec {
 }
 
 /// Model-file contact-law parameters of the sphere contacts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LawSpec {
-    /// Coulomb friction coefficient `μ` (≥ 0, default 0).
+    /// Coulomb friction coefficient `μ` \[-\] (≥ 0, default 0).
     #[serde(default)]
     pub friction: f64,
-    /// Normal restitution `e_N ∈ [0, 1]` (default 0).
+    /// Normal restitution `e_N ∈ [0, 1]` \[-\] (default 0).
     #[serde(default)]
     pub restitution: f64,
-    /// Tangential restitution `e_T ∈ [−1, 1]` (default 0).
+    /// Tangential restitution `e_T ∈ [−1, 1]` \[-\] (default 0).
     #[serde(default)]
     pub tangential_restitution: f64,
     /// Rolling resistance length `ρ` \[m\] (≥ 0, default 0).
@@ -415,18 +415,19 @@ pub struct LawSpec {
     /// Spinning resistance length `γ_s` \[m\] (≥ 0, default 0).
     #[serde(default)]
     pub spinning_resistance: f64,
-    /// Friction falling with the sliding speed `v`: `μ(v) = friction + friction_decay ·
+    /// Friction falling with the sliding speed `v` \[-\]: `μ(v) = friction + friction_decay ·
     /// e^{−friction_decay_rate · v}` (≥ 0, default 0: constant μ; see
     /// `saltus_core::contact::FrictionDecay`).
     #[serde(default)]
     pub friction_decay: f64,
-    /// Decay rate of [`LawSpec::friction_decay`] \[s/m\] (≥ 0, default 0).
+    /// Decay rate of `friction_decay` \[s/m\] (≥ 0, default 0).
     #[serde(default)]
     pub friction_decay_rate: f64,
     /// Contact forces recovered while the model runs (`{ stiffness = K }` or
     /// `{ young = E, poisson = ν }`, optional `damping`, `method`, `exponent`, `young_b`,
     /// `poisson_b`; see `saltus_core::contact_force::ForceRecoverySpec`).
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub force_recovery: Option<ForceRecoverySpec>,
 }
 
@@ -498,6 +499,7 @@ saltus_core::register_element! {
         "tangential_restitution": 0.0, "rolling_resistance": 0.0, "spinning_resistance": 0.0
     }),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: SphereSphereSpec,
 }
 
 saltus_core::register_element! {
@@ -508,6 +510,7 @@ saltus_core::register_element! {
         "radius": 0.01, "cavity_radius": 0.0101, "friction": 0.1, "restitution": 0.5
     }),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: SphereInSphereSpec,
 }
 
 #[cfg(test)]

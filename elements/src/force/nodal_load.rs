@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 const TYPE_NAME: &str = "nodal_load";
 
 /// Model-file parameters of `nodal_load`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodalLoadSpec {
     /// Force `F` \[N\] in the inertial frame (default zero).
@@ -170,6 +170,7 @@ saltus_core::register_element! {
     build: build_nodal_load,
     example: nodal_load_example,
     example_nodes: &[NodeKind::Frame],
+    params: NodalLoadSpec,
 }
 
 impl Element for NodalLoad {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 const TYPE_NAME: &str = "spring_damper";
 
 /// Model-file parameters of `spring_damper`. One node + `anchor`, or two nodes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpringDamperSpec {
     /// Stiffness `k` \[N/m\], >= 0.
@@ -403,6 +403,7 @@ saltus_core::register_element! {
     build: build_spring_damper,
     example: spring_damper_example,
     example_nodes: &[NodeKind::Frame, NodeKind::Point],
+    params: SpringDamperSpec,
 }
 
 impl Element for SpringDamper {

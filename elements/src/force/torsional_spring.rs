@@ -16,7 +16,7 @@ use std::f64::consts::PI;
 const TYPE_NAME: &str = "torsional_spring";
 
 /// Model-file parameters of `torsional_spring` (two frame nodes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TorsionalSpringSpec {
     /// Rotational stiffness `k` \[N m/rad\], >= 0.
@@ -24,7 +24,7 @@ pub struct TorsionalSpringSpec {
     /// Rotational viscous damping `c` \[N m s/rad\], >= 0 (default 0).
     #[serde(default)]
     pub damping: f64,
-    /// Spring axis in the inertial frame at the initial configuration (any non-zero length;
+    /// Spring axis \[-\] in the inertial frame at the initial configuration (any non-zero length;
     /// normalised). Stored in both body frames.
     pub axis: [f64; 3],
     /// Rest angle `θ0` \[rad\] (default 0; the initial relative angle is 0).
@@ -294,6 +294,7 @@ saltus_core::register_element! {
     build: build_torsional_spring,
     example: torsional_spring_example,
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: TorsionalSpringSpec,
 }
 
 impl Element for TorsionalSpring {

@@ -42,7 +42,7 @@ pub type Clamp = BilateralJoint<ClampConstraint>;
 
 /// Model-file parameters of `clamp` (nodes: one frame node). There are none: the node is held
 /// at its initial state.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClampSpec {}
 
@@ -113,6 +113,7 @@ saltus_core::register_element! {
     build: build,
     example: || serde_json::json!({}),
     example_nodes: &[NodeKind::Frame],
+    params: ClampSpec,
 }
 
 #[cfg(test)]

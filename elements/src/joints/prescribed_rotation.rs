@@ -55,10 +55,10 @@ pub struct PrescribedRotationConstraint {
 pub type PrescribedRotation = BilateralJoint<PrescribedRotationConstraint>;
 
 /// Model-file parameters of `prescribed_rotation` (nodes: two frame nodes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrescribedRotationSpec {
-    /// Rotation axis (inertial frame, initial configuration; fixed in body 1; normalised, must
+    /// Rotation axis \[-\] (inertial frame, initial configuration; fixed in body 1; normalised, must
     /// be nonzero).
     pub axis: [f64; 3],
     /// Angle `θ₀` at `t = 0` \[rad\] (default 0, consistent with the initial configuration).
@@ -67,7 +67,7 @@ pub struct PrescribedRotationSpec {
     /// Angular velocity `ω` \[rad/s\] (default 0).
     #[serde(default)]
     pub angular_velocity: f64,
-    /// Angular acceleration `α` [rad/s²] (default 0).
+    /// Angular acceleration `α` \[rad/s²\] (default 0).
     #[serde(default)]
     pub angular_acceleration: f64,
     /// Ramp time `T_r` \[s\], >= 0 (default 0: `ω` from the start): `ω` is reached from rest by
@@ -264,6 +264,7 @@ saltus_core::register_element! {
     build: build,
     example: || serde_json::json!({"axis": [0.0, 0.0, 1.0], "angular_velocity": 2.0}),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: PrescribedRotationSpec,
 }
 
 #[cfg(test)]

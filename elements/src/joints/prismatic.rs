@@ -49,14 +49,14 @@ pub struct PrismaticConstraint {
 pub type PrismaticJoint = BilateralJoint<PrismaticConstraint>;
 
 /// Model-file parameters of `prismatic_joint` (nodes: two frame nodes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrismaticSpec {
     /// A point of the sliding line \[m\], inertial frame, initial configuration (default: node
     /// 2's initial position).
     #[serde(default)]
     pub anchor: Option<[f64; 3]>,
-    /// Sliding direction (inertial frame, initial configuration; normalised, must be nonzero).
+    /// Sliding direction \[-\] (inertial frame, initial configuration; normalised, must be nonzero).
     pub axis: [f64; 3],
 }
 
@@ -173,6 +173,7 @@ saltus_core::register_element! {
     build: build,
     example: || serde_json::json!({"axis": [1.0, 0.0, 0.0]}),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: PrismaticSpec,
 }
 
 #[cfg(test)]

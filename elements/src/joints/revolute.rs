@@ -50,14 +50,14 @@ pub struct RevoluteConstraint {
 pub type RevoluteJoint = BilateralJoint<RevoluteConstraint>;
 
 /// Model-file parameters of `revolute_joint` (nodes: two frame nodes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RevoluteSpec {
     /// Joint location \[m\], inertial frame, initial configuration (default: node 2's initial
     /// position).
     #[serde(default)]
     pub anchor: Option<[f64; 3]>,
-    /// Joint axis (inertial frame, initial configuration; normalised, must be nonzero).
+    /// Joint axis \[-\] (inertial frame, initial configuration; normalised, must be nonzero).
     pub axis: [f64; 3],
 }
 
@@ -206,6 +206,7 @@ saltus_core::register_element! {
     build: build,
     example: || serde_json::json!({"axis": [0.0, 0.0, 1.0]}),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: RevoluteSpec,
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub struct SphericalConstraint {
 pub type SphericalJoint = BilateralJoint<SphericalConstraint>;
 
 /// Model-file parameters of `spherical_joint` (nodes: two frame or point nodes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SphericalSpec {
     /// Joint centre \[m\], inertial frame, initial configuration (default: the position of
@@ -161,6 +161,7 @@ saltus_core::register_element! {
     build: build,
     example: || serde_json::json!({}),
     example_nodes: &[NodeKind::Frame, NodeKind::Frame],
+    params: SphericalSpec,
 }
 
 #[cfg(test)]

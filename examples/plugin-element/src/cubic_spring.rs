@@ -2,6 +2,7 @@
 
 use nalgebra::Matrix3;
 use saltus::core::physics::Dependence;
+use saltus::core::registry::schemars::JsonSchema;
 use saltus::core::registry::{invalid, parse_params, require_non_negative, BuildCx, ElementDef};
 use saltus::core::{
     BuildError, Element, ElementError, Force, ForceTerms, NodeId, NodeKind, OutputSpec,
@@ -10,7 +11,12 @@ use saltus::core::{
 use serde::Deserialize;
 
 /// Model-file parameters of `cubic_spring` (two nodes of any kind).
-#[derive(Debug, Deserialize)]
+///
+/// `JsonSchema` (through the facade's re-export, no schemars dependency of our own) makes
+/// these keys, their units (the `[...]` of each doc comment), defaults and docs what
+/// `saltus elements` lists: `params:` in the registration below.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "saltus::core::registry::schemars")]
 #[serde(deny_unknown_fields)]
 pub struct CubicSpringSpec {
     /// Linear stiffness `k` [N/m] (≥ 0).
@@ -144,4 +150,5 @@ saltus::core::register_element! {
     build: build,
     example: || serde_json::json!({ "stiffness": 40.0, "cubic_stiffness": 900.0, "rest_length": 0.6 }),
     example_nodes: &[NodeKind::Frame, NodeKind::Point],
+    params: CubicSpringSpec,
 }

@@ -171,4 +171,27 @@ fn cli_plugin_binary_runs_a_model_with_plugin_elements() {
     // Same bound as the in-process run above: second-order error O((c h/m)^2) per unit time.
     assert!((vz - exact).abs() < 1e-3 * m * g / c, "{vz} vs {exact}");
     std::fs::remove_dir_all(&dir).ok();
+
+#[test]
+fn cli_plugin_keys_are_documented_with_units() {
+    saltus_plugin_drag::link();
+    let kind = element_kind("cubic_spring", "e").unwrap();
+    let docs = (kind.params.expect("cubic_spring registers params:"))();
+    let line = |key: &str| {
+        let p = docs.iter().find(|p| p.key == key).unwrap();
+        (p.unit.clone(), p.status())
+    };
+    assert_eq!(line("stiffness"), (Some("N/m".into()), "required".into()));
+    assert_eq!(
+        line("cubic_stiffness"),
+        (Some("N/m³".into()), "required".into())
+    );
+    assert_eq!(line("rest_length"), (Some("m".into()), "optional".into()));
+    let listing = saltus::driver::elements_listing(Some("viscous_drag")).unwrap();
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with("  coefficient  [N s/m]  required  Drag")),
+        "{listing}"
+    );
 }
