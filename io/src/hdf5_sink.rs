@@ -567,8 +567,7 @@ impl Hdf5Sink {
         let file = self.file()?;
         let members = file.len();
         let mut listed = false;
-        if self.datasets.is_some() && (self.extendible.is_empty() || members != self.root_members)
-        {
+        if self.datasets.is_some() && (self.extendible.is_empty() || members != self.root_members) {
             let mut list = Vec::new();
             extendible_datasets(file, &mut list)
                 .map_err(|e| sink_err(&self.path, "list datasets", e))?;
