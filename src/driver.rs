@@ -241,7 +241,8 @@ fn run_model_file(
             model,
             adaptive,
             source: Box::new(source),
-            kept: Some(output),
+            // A failed write says itself what the file keeps.
+            kept: (sink.failure().is_none() && sink.records_kept() > 0).then_some(output),
         }),
     }
 }

@@ -323,3 +323,36 @@ fn xdmf_command_regenerates_the_sidecars() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.h5"));
 }
+
+/// The sidecars exist from the initial state on and follow the run: a run interrupted after
+/// its first record can already be opened in ParaView.
+#[test]
+fn xdmf_sidecars_are_written_at_the_start_of_a_run() {
+    use saltus::prelude::*;
+    let dir = scratch("live");
+    let h5 = dir.join("ball.h5");
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/bouncing_ball.toml");
+    let mut file = saltus::io::load_model(model).unwrap();
+    file.simulation.t_end = 0.05;
+    let opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    let mut solver = Nsga::new(&mut file.model, opts).unwrap();
+    let mut sink = saltus::io::Hdf5Sink::create(&h5).unwrap();
+    let two = saltus_io::xdmf_path(&h5);
+    let mut frames_seen = Vec::new();
+    solver
+        .run(&mut file.model, &mut sink, &mut |_t| {
+            if frames_seen.is_empty() {
+                let text = std::fs::read_to_string(&two).expect("sidecar before the first step");
+                frames_seen.push(text.matches("<Time ").count());
+            }
+        })
+        .unwrap();
+    assert_eq!(frames_seen, vec![1], "the initial state is the first frame");
+    drop(sink);
+    let text = std::fs::read_to_string(&two).unwrap();
+    assert_eq!(
+        text.matches("<Time ").count(),
+        51,
+        "every record at the end"
+    );
+}

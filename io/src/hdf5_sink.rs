@@ -46,7 +46,7 @@ use hdf5_metno as hdf5;
 
 use crate::contact_table::{Column, ContactTable};
 use hdf5::types::VarLenUnicode;
-use hdf5::{File, Group, H5Type};
+use hdf5::{Dataset, File, Group, H5Type};
 use saltus_core::{AttributeValue, OutputLayout, ResultSink, SinkError, StepRecord};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -65,6 +65,13 @@ pub const DEFAULT_BUFFER_BYTES: usize = 8 << 20;
 /// Records preallocated in the buffers at [`ResultSink::begin`] (at most the budget); the
 /// buffers grow beyond on demand, up to the budget, and are reused between blocks.
 const INITIAL_RECORDS: usize = 1024;
+
+/// Largest block \[bytes\]: buffered records are written when they reach it even under a
+/// larger [`Hdf5Sink::with_buffer_bytes`], so that the disk-space reserve covers every block.
+const MAX_BLOCK_BYTES: usize = 4 << 20;
+
+/// Disk space reserved for metadata written with a block \[bytes\].
+const RESERVE_METADATA: usize = 1 << 20;
 
 /// Units of all quantities in the file (root attribute `units`).
 pub const UNITS: &str = "SI (m, kg, s, rad, N)";
@@ -245,9 +252,35 @@ pub struct Hdf5Sink {
     written: usize,
     /// End of the last block write (or of `begin`).
     last_write: Instant,
+    /// When the XDMF sidecars were last rewritten during the run (`None`: not yet).
+    last_sidecar: Option<Instant>,
     /// Live contact-force recovery: decomposition threshold and samples per pulse.
     force_threshold: f64,
     force_samples: usize,
+    /// Where the file is written until it holds its first record (`<path>.part`); `None`
+    /// once it has been renamed to `path`.
+    part: Option<PathBuf>,
+    /// Records in the file as of the last complete write and flush.
+    committed: usize,
+    /// Time of the last record received.
+    recorded_t: f64,
+    /// Time of the last record written.
+    written_t: f64,
+    /// Time of the last committed record.
+    committed_t: f64,
+    /// Every extendible dataset and its first-axis length at the last complete flush.
+    extendible: Vec<(Dataset, usize)>,
+    /// Members of the root group when `extendible` was listed (a new member, such as
+    /// `/contact_forces`, makes the list be taken again).
+    root_members: u64,
+    /// A write failed: why, and what the file was left holding.
+    failed: Option<String>,
+    /// Disk space held for the next block: an unlinked file of zeros next to the result file,
+    /// released when the disk is full so that the block can still be written and the file
+    /// closed complete.
+    reserve: Option<std::fs::File>,
+    /// Bytes held by `reserve`.
+    reserved: u64,
 }
 
 impl std::fmt::Debug for Hdf5Sink {
@@ -261,12 +294,46 @@ impl std::fmt::Debug for Hdf5Sink {
             .field("flush_interval", &self.flush_interval)
             .field("buffer_bytes", &self.buffer_bytes)
             .field("xdmf", &self.xdmf)
+            .field("committed", &self.committed)
+            .field("failed", &self.failed)
             .finish()
     }
 }
 
 fn sink_err(path: &Path, what: &str, e: impl std::fmt::Display) -> SinkError {
+    let mut e = e.to_string();
+    if is_disk_full(&e) {
+        // HDF5's message is its whole error stack (file descriptor, buffer address, ...).
+        e = "disk full (no space left on device)".into();
+    }
     SinkError(format!("HDF5 file `{}`: {what}: {e}", path.display()))
+}
+
+/// Whether an HDF5 or I/O error text says that the disk is full (`ENOSPC`).
+fn is_disk_full(e: &str) -> bool {
+    e.contains("errno = 28") || e.contains("No space left on device") || e.contains("disk full")
+}
+
+/// The temporary path of a result file until it holds its first record: `<path>.part`.
+fn part_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".part");
+    PathBuf::from(s)
+}
+
+/// Bytes of one chunk of `d` (0 if not chunked).
+fn chunk_bytes(d: &Dataset) -> usize {
+    let size = d.dtype().map_or(8, |t| t.size());
+    d.chunk().map_or(0, |c| c.iter().product::<usize>() * size)
+}
+
+/// Every extendible dataset under `group`, recursively.
+fn extendible_datasets(group: &Group, out: &mut Vec<Dataset>) -> hdf5::Result<()> {
+    out.extend(group.datasets()?.into_iter().filter(Dataset::is_resizable));
+    for g in group.groups()? {
+        extendible_datasets(&g, out)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn write_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
@@ -288,11 +355,22 @@ pub fn element_group_name(name: &str) -> String {
 }
 
 impl Hdf5Sink {
-    /// Create (truncate) the HDF5 file at `path`. The datasets are created at
-    /// [`ResultSink::begin`].
+    /// Create the HDF5 file for `path`. It is written as `<path>.part` and renamed to `path`
+    /// once it holds its first record (the initial state), so that a file at `path` always
+    /// holds at least that record; an existing file at `path` is removed now. The datasets are
+    /// created at [`ResultSink::begin`].
     pub fn create(path: impl AsRef<Path>) -> Result<Self, SinkError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::create(&path).map_err(|e| sink_err(&path, "cannot create file", e))?;
+        let part = part_path(&path);
+        let file = File::create(&part).map_err(|e| sink_err(&path, "cannot create file", e))?;
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                drop(file);
+                let _ = std::fs::remove_file(&part);
+                return Err(sink_err(&path, "cannot replace the existing file", e));
+            }
+            _ => {}
+        }
         let (a, b, c) = hdf5::library_version();
         Ok(Self {
             path,
@@ -307,8 +385,19 @@ impl Hdf5Sink {
             recorded: 0,
             written: 0,
             last_write: Instant::now(),
+            last_sidecar: None,
             force_threshold: 1e-6,
             force_samples: 101,
+            part: Some(part),
+            committed: 0,
+            recorded_t: f64::NAN,
+            written_t: f64::NAN,
+            committed_t: f64::NAN,
+            extendible: Vec::new(),
+            root_members: 0,
+            failed: None,
+            reserve: None,
+            reserved: 0,
         })
     }
 
@@ -382,15 +471,229 @@ impl Hdf5Sink {
         self.recorded - self.written
     }
 
+    /// Number of records the file holds for sure: those of the last complete write and flush
+    /// (after a write error, those the file was restored to; 0 if it could not be restored).
+    pub fn records_kept(&self) -> usize {
+        self.committed
+    }
+
+    /// Why writing failed, with what the file was left holding; `None` if no write failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
     /// Write the buffered records and flush the file (`H5Fflush`) now. Does nothing after
     /// [`ResultSink::finish`].
+    ///
+    /// If writing fails (e.g. the disk is full), the sink stops: every extendible dataset is
+    /// shrunk back to its length at the last complete flush, the file is closed, and the
+    /// error says what the file holds ([`Hdf5Sink::records_kept`]). Later calls fail.
     pub fn flush(&mut self) -> Result<(), SinkError> {
-        self.write_buffered()?;
-        if let Some(file) = &self.file {
-            file.flush().map_err(|e| sink_err(&self.path, "flush", e))?;
+        if let Some(why) = &self.failed {
+            return Err(SinkError(why.clone()));
+        }
+        if self.file.is_none() {
+            return Ok(());
+        }
+        if let Err(e) = self.write_block() {
+            if !is_disk_full(&e.0) || self.reserve.take().is_none() {
+                return Err(self.fail(e));
+            }
+            // Disk full: the reserve is released (closing the unlinked file frees its
+            // space); write the block again into that space, then stop.
+            self.reserved = 0;
+            return Err(match self.write_block() {
+                Ok(()) => self.fail(e),
+                Err(again) => self.fail(SinkError(format!("{}; writing again: {}", e.0, again.0))),
+            });
         }
         self.last_write = Instant::now();
+        self.refresh_sidecars()
+    }
+
+    /// Rewrite the XDMF sidecars for the records now on disk: at the first flush that
+    /// published the file (the initial state) and then at most once per flush interval, so a
+    /// running or interrupted run can be opened in ParaView.
+    fn refresh_sidecars(&mut self) -> Result<(), SinkError> {
+        let due = self
+            .last_sidecar
+            .is_none_or(|t| t.elapsed() >= self.flush_interval);
+        if !self.xdmf || !due || self.part.is_some() || self.committed == 0 {
+            return Ok(());
+        }
+        let scene = match (&self.datasets, &self.file) {
+            (Some(d), Some(file)) if d.n_nodes > 0 => crate::xdmf::Scene::read(file, &self.path)?,
+            _ => return Ok(()),
+        };
+        crate::xdmf::write_scene(&self.path, &scene)?;
+        self.last_sidecar = Some(Instant::now());
         Ok(())
+    }
+
+    /// Write the buffered records, flush the file and commit (see [`Hdf5Sink::commit`]).
+    fn write_block(&mut self) -> Result<(), SinkError> {
+        self.write_buffered()?;
+        self.file()?
+            .flush()
+            .map_err(|e| sink_err(&self.path, "flush", e))?;
+        self.commit()
+    }
+
+    /// Make the reserve hold `bytes` (grown only): zeros written to an unlinked file next to
+    /// the result file.
+    fn ensure_reserve(&mut self, bytes: u64) -> Result<(), SinkError> {
+        use std::io::{Seek, SeekFrom, Write};
+        if bytes <= self.reserved {
+            return Ok(());
+        }
+        let err = |e: std::io::Error| sink_err(&self.path, "reserve disk space", e);
+        if self.reserve.is_none() {
+            let mut name = self.path.as_os_str().to_owned();
+            name.push(".reserve");
+            let name = PathBuf::from(name);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&name)
+                .map_err(err)?;
+            // Unlinked at once: the space is freed when the handle closes, also on a kill.
+            std::fs::remove_file(&name).map_err(err)?;
+            self.reserve = Some(f);
+            self.reserved = 0;
+        }
+        let Some(f) = &mut self.reserve else {
+            return Ok(());
+        };
+        let zeros = vec![0u8; 1 << 20];
+        f.seek(SeekFrom::Start(self.reserved)).map_err(err)?;
+        let mut left = bytes - self.reserved;
+        while left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            if let Err(e) = f.write_all(&zeros[..n]) {
+                self.reserve = None;
+                self.reserved = 0;
+                return Err(err(e));
+            }
+            left -= n as u64;
+        }
+        self.reserved = bytes;
+        Ok(())
+    }
+
+    /// After a complete write and flush: note the extendible datasets' lengths and, once the
+    /// file holds a record, give it its final name.
+    fn commit(&mut self) -> Result<(), SinkError> {
+        let file = self.file()?;
+        let members = file.len();
+        let mut listed = false;
+        if self.datasets.is_some() && (self.extendible.is_empty() || members != self.root_members) {
+            let mut list = Vec::new();
+            extendible_datasets(file, &mut list)
+                .map_err(|e| sink_err(&self.path, "list datasets", e))?;
+            self.extendible = list.into_iter().map(|d| (d, 0)).collect();
+            self.root_members = members;
+            listed = true;
+        }
+        for (d, n) in &mut self.extendible {
+            *n = d.shape().first().copied().unwrap_or(0);
+        }
+        if listed {
+            // A block writes at most its rows plus one partly filled chunk per dataset (chunks
+            // are allocated whole), and some metadata.
+            let chunks: usize = self.extendible.iter().map(|(d, _)| chunk_bytes(d)).sum();
+            let block = self.buffer_bytes.min(MAX_BLOCK_BYTES);
+            self.ensure_reserve((block + chunks + RESERVE_METADATA) as u64)?;
+        }
+        self.committed = self.written;
+        self.committed_t = self.written_t;
+        if self.committed > 0 {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
+    /// Rename `<path>.part` to `path` (once).
+    fn publish(&mut self) -> Result<(), SinkError> {
+        if let Some(part) = &self.part {
+            std::fs::rename(part, &self.path)
+                .map_err(|e| sink_err(&self.path, &format!("rename `{}`", part.display()), e))?;
+            self.part = None;
+        }
+        Ok(())
+    }
+
+    /// A write failed with `e`: shrink every extendible dataset back to its length at the last
+    /// complete flush (datasets created since: to 0), flush and close the file. Returns the
+    /// error, completed with what the file holds now.
+    fn fail(&mut self, e: SinkError) -> SinkError {
+        let restored = self.restore();
+        self.datasets = None;
+        self.extendible.clear();
+        let closed = match self.file.take() {
+            Some(f) => f.close().map_err(|e| sink_err(&self.path, "close", e)),
+            None => Ok(()),
+        };
+        self.reserve = None;
+        let file = self.path.display().to_string();
+        let outcome = match restored.and(closed) {
+            Ok(()) if self.committed > 0 => match self.publish() {
+                Ok(()) => format!(
+                    "`{file}` keeps the {} record{} written before (up to t = {:.6} s)",
+                    self.committed,
+                    if self.committed == 1 { "" } else { "s" },
+                    self.committed_t
+                ),
+                Err(r) => {
+                    self.committed = 0;
+                    format!("no results kept: {}", r.0)
+                }
+            },
+            Ok(()) => {
+                if let Some(part) = self.part.take() {
+                    let _ = std::fs::remove_file(part);
+                }
+                format!("no results written (`{file}` not created)")
+            }
+            Err(r) => {
+                self.committed = 0;
+                match self.part.take() {
+                    Some(part) => {
+                        let _ = std::fs::remove_file(part);
+                        format!("no results written (`{file}` not created)")
+                    }
+                    None => format!("`{file}` may be unreadable: {}", r.0),
+                }
+            }
+        };
+        let why = format!("{}; {outcome}", e.0);
+        self.failed = Some(why.clone());
+        SinkError(why)
+    }
+
+    /// Shrink the extendible datasets back to their lengths at the last complete flush and
+    /// flush the file.
+    fn restore(&self) -> Result<(), SinkError> {
+        let file = self.file()?;
+        let err = |what: &str, e: hdf5::Error| sink_err(&self.path, what, e);
+        let mut all = Vec::new();
+        extendible_datasets(file, &mut all).map_err(|e| err("list datasets", e))?;
+        for d in all {
+            let name = d.name();
+            let n = self
+                .extendible
+                .iter()
+                .find(|(c, _)| c.name() == name)
+                .map_or(0, |&(_, n)| n);
+            let mut shape = d.shape();
+            if shape.first().is_some_and(|&m| m != n) {
+                shape[0] = n;
+                d.resize(shape.as_slice())
+                    .map_err(|e| err(&format!("shrink dataset `{name}`"), e))?;
+            }
+        }
+        file.flush().map_err(|e| err("flush", e))
     }
 
     /// Write the buffered records as one block per dataset. On failure they stay buffered
@@ -407,6 +710,7 @@ impl Hdf5Sink {
             .map_err(|(what, e)| sink_err(&self.path, &what, e))?;
         d.clear();
         self.written = self.recorded;
+        self.written_t = self.recorded_t;
         Ok(())
     }
 
@@ -712,6 +1016,9 @@ impl ResultSink for Hdf5Sink {
     /// record, after the flush interval, at the buffer budget and every `flush_every`-th
     /// record.
     fn record(&mut self, r: &StepRecord<'_>) -> Result<(), SinkError> {
+        if let Some(why) = &self.failed {
+            return Err(SinkError(why.clone()));
+        }
         self.file()?;
         let path = &self.path;
         let Some(d) = &mut self.datasets else {
@@ -745,10 +1052,11 @@ impl ResultSink for Hdf5Sink {
                 .map_err(|(what, e)| sink_err(path, &what, e))?;
         }
         self.recorded += 1;
+        self.recorded_t = r.t;
         let bytes = d.buffered_bytes(self.recorded - self.written);
         if self.written == 0
             || self.recorded.is_multiple_of(self.flush_every)
-            || bytes >= self.buffer_bytes
+            || bytes >= self.buffer_bytes.min(MAX_BLOCK_BYTES)
             || self.last_write.elapsed() >= self.flush_interval
         {
             self.flush()?;
@@ -796,6 +1104,9 @@ impl ResultSink for Hdf5Sink {
     }
 
     fn finish(&mut self) -> Result<(), SinkError> {
+        if let Some(why) = &self.failed {
+            return Err(SinkError(why.clone()));
+        }
         if self.file.is_none() {
             return Ok(()); // already finished
         }
@@ -815,6 +1126,8 @@ impl ResultSink for Hdf5Sink {
         if let Some(file) = self.file.take() {
             file.close().map_err(|e| sink_err(&self.path, "close", e))?;
         }
+        self.reserve = None;
+        self.publish()?;
         if let Some(scene) = scene {
             crate::xdmf::write_scene(&self.path, &scene)?;
         }
@@ -831,7 +1144,10 @@ impl Drop for Hdf5Sink {
             if let Some(d) = &mut self.datasets {
                 d.forces.finish();
             }
-            let _ = self.flush();
+            if self.flush().is_ok() {
+                // Closed complete: a file without records gets its final name as well.
+                let _ = self.publish();
+            }
         }
     }
 }

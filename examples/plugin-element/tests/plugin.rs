@@ -171,6 +171,7 @@ fn cli_plugin_binary_runs_a_model_with_plugin_elements() {
     // Same bound as the in-process run above: second-order error O((c h/m)^2) per unit time.
     assert!((vz - exact).abs() < 1e-3 * m * g / c, "{vz} vs {exact}");
     std::fs::remove_dir_all(&dir).ok();
+}
 
 #[test]
 fn cli_plugin_keys_are_documented_with_units() {
