@@ -57,8 +57,9 @@ if png:
     disp.LineWidth = 4
     disp.RenderPointsAsSpheres = 1
     pvs.ColorBy(disp, ("POINTS", "velocity", "Magnitude"))
-    view.CameraPosition = [0.1, -1.0, 0.6]
-    view.CameraFocalPoint = [0.1, 0.0, 0.0]
-    view.CameraViewUp = [0, 0, 1]
+    # Planar mechanisms of the shipped models move in the x-y plane: look down z.
+    view.CameraPosition = [0.0, 0.0, 1.0]
+    view.CameraFocalPoint = [0.0, 0.0, 0.0]
+    view.CameraViewUp = [0, 1, 0]
     view.ResetCamera()
     pvs.SaveScreenshot(png, view, ImageResolution=[800, 500])
