@@ -71,8 +71,13 @@ const INITIAL_RECORDS: usize = 1024;
 /// larger [`Hdf5Sink::with_buffer_bytes`], so that the disk-space reserve covers every block.
 const MAX_BLOCK_BYTES: usize = 4 << 20;
 
+/// Block size limit after the initial state \[bytes\]; doubled at every write up to the
+/// buffer budget (at most [`MAX_BLOCK_BYTES`]), with the disk-space reserve, so that a short
+/// run reserves little.
+const FIRST_BLOCK_BYTES: usize = 256 << 10;
+
 /// Disk space reserved for metadata written with a block \[bytes\].
-const RESERVE_METADATA: usize = 1 << 20;
+const RESERVE_METADATA: usize = 256 << 10;
 
 /// Units of all quantities in the file (root attribute `units`).
 pub const UNITS: &str = "SI (m, kg, s, rad, N)";
@@ -280,6 +285,11 @@ pub struct Hdf5Sink {
     reserve: Option<std::fs::File>,
     /// Bytes held by `reserve`.
     reserved: u64,
+    /// Buffered bytes at which a block is written (grows to the buffer budget, see
+    /// [`FIRST_BLOCK_BYTES`]); the reserve covers a block of this size.
+    block_limit: usize,
+    /// One chunk of every extendible dataset \[bytes\].
+    chunk_bytes: usize,
 }
 
 impl std::fmt::Debug for Hdf5Sink {
@@ -396,6 +406,8 @@ impl Hdf5Sink {
             failed: None,
             reserve: None,
             reserved: 0,
+            block_limit: 0,
+            chunk_bytes: 0,
         })
     }
 
@@ -487,13 +499,20 @@ impl Hdf5Sink {
     /// shrunk back to its length at the last complete flush, the file is closed, and the
     /// error says what the file holds ([`Hdf5Sink::records_kept`]). Later calls fail.
     pub fn flush(&mut self) -> Result<(), SinkError> {
+        self.flush_block(true)
+    }
+
+    /// [`Hdf5Sink::flush`]; `grow`: grow the block limit and the reserve after the write (not
+    /// when the file is about to close).
+    fn flush_block(&mut self, grow: bool) -> Result<(), SinkError> {
         if let Some(why) = &self.failed {
             return Err(SinkError(why.clone()));
         }
         if self.file.is_none() {
             return Ok(());
         }
-        if let Err(e) = self.write_block() {
+        let written = self.write_block();
+        if let Err(e) = written.and_then(|()| if grow { self.grow_reserve() } else { Ok(()) }) {
             if !is_disk_full(&e.0) || self.reserve.take().is_none() {
                 return Err(self.fail(e));
             }
@@ -579,11 +598,7 @@ impl Hdf5Sink {
             *n = d.shape().first().copied().unwrap_or(0);
         }
         if listed {
-            // A block writes at most its rows plus one partly filled chunk per dataset (chunks
-            // are allocated whole), and some metadata.
-            let chunks: usize = self.extendible.iter().map(|(d, _)| chunk_bytes(d)).sum();
-            let block = self.buffer_bytes.min(MAX_BLOCK_BYTES);
-            self.ensure_reserve((block + chunks + RESERVE_METADATA) as u64)?;
+            self.chunk_bytes = self.extendible.iter().map(|(d, _)| chunk_bytes(d)).sum();
         }
         self.committed = self.written;
         self.committed_t = self.written_t;
@@ -591,6 +606,22 @@ impl Hdf5Sink {
             self.publish()?;
         }
         Ok(())
+    }
+
+    /// Grow the block limit (from [`FIRST_BLOCK_BYTES`] after the initial state, doubled at
+    /// every write up to the buffer budget) and the disk-space reserve with it.
+    fn grow_reserve(&mut self) -> Result<(), SinkError> {
+        if self.datasets.is_none() {
+            return Ok(());
+        }
+        if self.written > 0 {
+            let cap = self.buffer_bytes.min(MAX_BLOCK_BYTES);
+            self.block_limit = (2 * self.block_limit).clamp(FIRST_BLOCK_BYTES.min(cap), cap);
+        }
+        // A block writes at most its rows plus one partly filled chunk per dataset (chunks
+        // are allocated whole), and some metadata.
+        let need = self.block_limit + self.chunk_bytes + RESERVE_METADATA;
+        self.ensure_reserve(need as u64)
     }
 
     /// Rename `<path>.part` to `path` (once).
@@ -1025,7 +1056,7 @@ impl ResultSink for Hdf5Sink {
         let bytes = d.buffered_bytes(self.recorded - self.written);
         if self.written == 0
             || self.recorded.is_multiple_of(self.flush_every)
-            || bytes >= self.buffer_bytes.min(MAX_BLOCK_BYTES)
+            || bytes >= self.block_limit
             || self.last_write.elapsed() >= self.flush_interval
         {
             self.flush()?;
@@ -1082,7 +1113,7 @@ impl ResultSink for Hdf5Sink {
         if let Some(d) = &mut self.datasets {
             d.forces.finish();
         }
-        self.flush()?;
+        self.flush_block(false)?;
         // Times of the records for the XDMF sidecar, read back from `/time`.
         let sidecar = match &self.datasets {
             Some(d) if self.xdmf && d.n_nodes > 0 => {
@@ -1122,7 +1153,7 @@ impl Drop for Hdf5Sink {
             if let Some(d) = &mut self.datasets {
                 d.forces.finish();
             }
-            if self.flush().is_ok() {
+            if self.flush_block(false).is_ok() {
                 // Closed complete: a file without records gets its final name as well.
                 let _ = self.publish();
             }
