@@ -33,14 +33,38 @@
 //! * at the first record (the initial state), at once;
 //! * at the first record after [`Hdf5Sink::with_flush_interval`] of wall time since the last
 //!   write (default [`DEFAULT_FLUSH_INTERVAL`], 1 s);
-//! * when the buffers hold [`Hdf5Sink::with_buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`],
-//!   8 MiB);
+//! * when the buffers reach the block limit: 256 KiB after the initial state, doubled at every
+//!   write up to [`Hdf5Sink::with_buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`], 8 MiB) but
+//!   at most 4 MiB, the block the disk-space reserve covers (below);
 //! * after every n-th record with [`Hdf5Sink::with_flush_every`] (off by default);
 //! * at [`Hdf5Sink::flush`], [`ResultSink::finish`] and when the sink is dropped unfinished.
 //!
-//! A run that is killed thus keeps the initial state and every record up to the last write:
-//! it loses at most the records of one flush interval (those received less than the
-//! interval after the last write).
+//! # Faults
+//!
+//! * **Kill (`kill -9`, power kept).** The file is written as `<path>.part` and renamed to
+//!   `<path>` once its layout and the initial state are flushed: a file at `<path>` always
+//!   holds at least the initial state (an earlier file at `<path>` is removed when the sink is
+//!   created; a kill before the rename leaves only `<path>.part`, overwritten by the next run
+//!   to the same path). Records are buffered in memory between blocks, so HDF5 writes nothing
+//!   then: a kill between blocks leaves the file as of the last flush, which opens with plain
+//!   `h5py.File(path)` (no SWMR flag, no `h5clear`: the file has HDF5's earliest format,
+//!   whose superblock has no status flags) and has every record of the last block in every
+//!   per-step dataset. A run loses at most the records of one flush interval. A kill *during*
+//!   a block write (resize, hyperslab writes, `H5Fflush`) can still leave datasets of
+//!   different lengths or metadata past the recorded end of file: HDF5 1.10 writes its
+//!   metadata in place without an order a reader can rely on, except in SWMR mode, whose
+//!   superblock flags make the file of a killed writer refuse a plain open until `h5clear -s`.
+//!   Block writes take about 1 % of the wall time of a fast model (`docs/hdf5-layout.md`).
+//! * **Full disk.** Next to the file the sink holds a reserve of disk space (an unlinked file
+//!   of zeros, freed by the system however the process ends) as large as a block at the block
+//!   limit, one chunk per extendible dataset and 256 KiB of metadata. A block write that finds
+//!   the disk full releases the reserve and is written again into it; the sink then stops:
+//!   the file is closed holding every record written, and the error names the file and the
+//!   number of records it keeps ([`Hdf5Sink::records_kept`], [`Hdf5Sink::failure`]). If the
+//!   block still cannot be written, every extendible dataset is shrunk back to its length at
+//!   the last flush before the file closes. If the reserve cannot be had before the initial
+//!   state is written, no file is left and the error says so. A run thus needs about the
+//!   reserve in free space besides its results, and stops when less is left.
 
 use hdf5_metno as hdf5;
 
@@ -59,8 +83,9 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Default memory budget of the record buffers \[bytes\]: buffered records are written when
-/// they reach it (8 MiB: e.g. about 20 000 records of a two-node model, 80 records of a
-/// 1 000-node model; a fast model reaches it before [`DEFAULT_FLUSH_INTERVAL`]).
+/// they reach it, or the block limit below it (at most 4 MiB, e.g. about 10 000 records of a
+/// two-node model, 40 records of a 1 000-node model; a fast model reaches it before
+/// [`DEFAULT_FLUSH_INTERVAL`]; module docs).
 pub const DEFAULT_BUFFER_BYTES: usize = 8 << 20;
 
 /// Records preallocated in the buffers at [`ResultSink::begin`] (at most the budget); the
@@ -449,7 +474,8 @@ impl Hdf5Sink {
     }
 
     /// Memory budget of the record buffers \[bytes\] (default [`DEFAULT_BUFFER_BYTES`]): the
-    /// buffered records are written when they reach it (`0`: every record).
+    /// buffered records are written when they reach it or the block limit, whichever is
+    /// smaller (at most 4 MiB, see the module docs; `0`: every record).
     pub fn with_buffer_bytes(mut self, bytes: usize) -> Self {
         self.buffer_bytes = bytes;
         self
