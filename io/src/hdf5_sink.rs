@@ -61,8 +61,10 @@
 //!   the disk full releases the reserve and is written again into it; the sink then stops:
 //!   the file is closed holding every record written, and the error names the file and the
 //!   number of records it keeps ([`Hdf5Sink::records_kept`], [`Hdf5Sink::failure`]). If the
-//!   block still cannot be written, every extendible dataset is shrunk back to its length at
-//!   the last flush before the file closes. If the reserve cannot be had before the initial
+//!   block still cannot be written (the reserve was too small, or taken by another program),
+//!   the sink shrinks every extendible dataset back to its length at the last flush before
+//!   closing; HDF5 often refuses that after a failed write, and then the error says that the
+//!   file may be unreadable. If the reserve cannot be had before the initial
 //!   state is written, no file is left and the error says so. A run thus needs about the
 //!   reserve in free space besides its results, and stops when less is left.
 
