@@ -172,7 +172,7 @@ fn crash_kill_at_random_moments_leaves_a_readable_file() {
     // file creation, layout, first record), the rest spread over 2.5 s (the wall-time
     // flushes, one a second, fall in there).
     // One moment drawn at random in each of 7 equal slices of either span.
-    let mut rng = Rng(0x5EED_0F_C4A5);
+    let mut rng = Rng(0x005E_ED0F_C4A5);
     let slices = 7;
     let mut moments: Vec<Duration> = (0..slices)
         .flat_map(|k| {
@@ -237,9 +237,10 @@ impl Drop for Mount {
 fn crash_full_disk_keeps_the_records_written_before() {
     let dir = scratch("disk");
     let python = h5py_python();
-    // Sizes such that the disk fills before the initial state is written, during the
-    // records, and near the end (the whole run's file is about 7 MB).
-    for size in ["1m", "9m", "13m"] {
+    // Sizes such that the disk fills before the initial state is written, right after it,
+    // during the records, and at the end (the whole run's file is about 7 MB; the sink holds
+    // a reserve of up to about 7 MB beside it).
+    for size in ["1m", "3m", "7m", "11m"] {
         let mnt = dir.join(size);
         std::fs::create_dir_all(&mnt).unwrap();
         let mounted = Command::new("mount")

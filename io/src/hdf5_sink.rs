@@ -33,14 +33,40 @@
 //! * at the first record (the initial state), at once;
 //! * at the first record after [`Hdf5Sink::with_flush_interval`] of wall time since the last
 //!   write (default [`DEFAULT_FLUSH_INTERVAL`], 1 s);
-//! * when the buffers hold [`Hdf5Sink::with_buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`],
-//!   8 MiB);
+//! * when the buffers reach the block limit: 256 KiB after the initial state, doubled at every
+//!   write up to [`Hdf5Sink::with_buffer_bytes`] (default [`DEFAULT_BUFFER_BYTES`], 8 MiB) but
+//!   at most 4 MiB, the block the disk-space reserve covers (below);
 //! * after every n-th record with [`Hdf5Sink::with_flush_every`] (off by default);
 //! * at [`Hdf5Sink::flush`], [`ResultSink::finish`] and when the sink is dropped unfinished.
 //!
-//! A run that is killed thus keeps the initial state and every record up to the last write:
-//! it loses at most the records of one flush interval (those received less than the
-//! interval after the last write).
+//! # Faults
+//!
+//! * **Kill (`kill -9`, power kept).** The file is written as `<path>.part` and renamed to
+//!   `<path>` once its layout and the initial state are flushed: a file at `<path>` always
+//!   holds at least the initial state (an earlier file at `<path>` is removed when the sink is
+//!   created; a kill before the rename leaves only `<path>.part`, overwritten by the next run
+//!   to the same path). Records are buffered in memory between blocks, so HDF5 writes nothing
+//!   then: a kill between blocks leaves the file as of the last flush, which opens with plain
+//!   `h5py.File(path)` (no SWMR flag, no `h5clear`: the file has HDF5's earliest format,
+//!   whose superblock has no status flags) and has every record of the last block in every
+//!   per-step dataset. A run loses at most the records of one flush interval. A kill *during*
+//!   a block write (resize, hyperslab writes, `H5Fflush`) can still leave datasets of
+//!   different lengths or metadata past the recorded end of file: HDF5 1.10 writes its
+//!   metadata in place without an order a reader can rely on, except in SWMR mode, whose
+//!   superblock flags make the file of a killed writer refuse a plain open until `h5clear -s`.
+//!   Block writes take about 1 % of the wall time of a fast model (`docs/hdf5-layout.md`).
+//! * **Full disk.** Next to the file the sink holds a reserve of disk space (an unlinked file
+//!   of zeros, freed by the system however the process ends) as large as a block at the block
+//!   limit, one chunk per extendible dataset and 256 KiB of metadata. A block write that finds
+//!   the disk full releases the reserve and is written again into it; the sink then stops:
+//!   the file is closed holding every record written, and the error names the file and the
+//!   number of records it keeps ([`Hdf5Sink::records_kept`], [`Hdf5Sink::failure`]). If the
+//!   block still cannot be written (the reserve was too small, or taken by another program),
+//!   the sink shrinks every extendible dataset back to its length at the last flush before
+//!   closing; HDF5 often refuses that after a failed write, and then the error says that the
+//!   file may be unreadable. If the reserve cannot be had before the initial
+//!   state is written, no file is left and the error says so. A run thus needs about the
+//!   reserve in free space besides its results, and stops when less is left.
 
 use hdf5_metno as hdf5;
 
@@ -58,8 +84,9 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Default memory budget of the record buffers \[bytes\]: buffered records are written when
-/// they reach it (8 MiB: e.g. about 20 000 records of a two-node model, 80 records of a
-/// 1 000-node model; a fast model reaches it before [`DEFAULT_FLUSH_INTERVAL`]).
+/// they reach it, or the block limit below it (at most 4 MiB, e.g. about 10 000 records of a
+/// two-node model, 40 records of a 1 000-node model; a fast model reaches it before
+/// [`DEFAULT_FLUSH_INTERVAL`]; module docs).
 pub const DEFAULT_BUFFER_BYTES: usize = 8 << 20;
 
 /// Records preallocated in the buffers at [`ResultSink::begin`] (at most the budget); the
@@ -70,8 +97,13 @@ const INITIAL_RECORDS: usize = 1024;
 /// larger [`Hdf5Sink::with_buffer_bytes`], so that the disk-space reserve covers every block.
 const MAX_BLOCK_BYTES: usize = 4 << 20;
 
+/// Block size limit after the initial state \[bytes\]; doubled at every write up to the
+/// buffer budget (at most [`MAX_BLOCK_BYTES`]), with the disk-space reserve, so that a short
+/// run reserves little.
+const FIRST_BLOCK_BYTES: usize = 256 << 10;
+
 /// Disk space reserved for metadata written with a block \[bytes\].
-const RESERVE_METADATA: usize = 1 << 20;
+const RESERVE_METADATA: usize = 256 << 10;
 
 /// Units of all quantities in the file (root attribute `units`).
 pub const UNITS: &str = "SI (m, kg, s, rad, N)";
@@ -281,6 +313,11 @@ pub struct Hdf5Sink {
     reserve: Option<std::fs::File>,
     /// Bytes held by `reserve`.
     reserved: u64,
+    /// Buffered bytes at which a block is written (grows to the buffer budget, see
+    /// [`FIRST_BLOCK_BYTES`]); the reserve covers a block of this size.
+    block_limit: usize,
+    /// One chunk of every extendible dataset \[bytes\].
+    chunk_bytes: usize,
 }
 
 impl std::fmt::Debug for Hdf5Sink {
@@ -398,6 +435,8 @@ impl Hdf5Sink {
             failed: None,
             reserve: None,
             reserved: 0,
+            block_limit: 0,
+            chunk_bytes: 0,
         })
     }
 
@@ -439,7 +478,8 @@ impl Hdf5Sink {
     }
 
     /// Memory budget of the record buffers \[bytes\] (default [`DEFAULT_BUFFER_BYTES`]): the
-    /// buffered records are written when they reach it (`0`: every record).
+    /// buffered records are written when they reach it or the block limit, whichever is
+    /// smaller (at most 4 MiB, see the module docs; `0`: every record).
     pub fn with_buffer_bytes(mut self, bytes: usize) -> Self {
         self.buffer_bytes = bytes;
         self
@@ -489,13 +529,20 @@ impl Hdf5Sink {
     /// shrunk back to its length at the last complete flush, the file is closed, and the
     /// error says what the file holds ([`Hdf5Sink::records_kept`]). Later calls fail.
     pub fn flush(&mut self) -> Result<(), SinkError> {
+        self.flush_block(true)
+    }
+
+    /// [`Hdf5Sink::flush`]; `grow`: grow the block limit and the reserve after the write (not
+    /// when the file is about to close).
+    fn flush_block(&mut self, grow: bool) -> Result<(), SinkError> {
         if let Some(why) = &self.failed {
             return Err(SinkError(why.clone()));
         }
         if self.file.is_none() {
             return Ok(());
         }
-        if let Err(e) = self.write_block() {
+        let written = self.write_block();
+        if let Err(e) = written.and_then(|()| if grow { self.grow_reserve() } else { Ok(()) }) {
             if !is_disk_full(&e.0) || self.reserve.take().is_none() {
                 return Err(self.fail(e));
             }
@@ -508,7 +555,12 @@ impl Hdf5Sink {
             });
         }
         self.last_write = Instant::now();
-        self.refresh_sidecars()
+        // The sidecars are derived from the file: failing to rewrite them (e.g. a full disk,
+        // which the next block write reports with what the file keeps) does not stop the run.
+        if self.refresh_sidecars().is_err() {
+            self.last_sidecar = Some(Instant::now());
+        }
+        Ok(())
     }
 
     /// Rewrite the XDMF sidecars for the records now on disk: at the first flush that
@@ -600,11 +652,7 @@ impl Hdf5Sink {
             *n = d.shape().first().copied().unwrap_or(0);
         }
         if listed {
-            // A block writes at most its rows plus one partly filled chunk per dataset (chunks
-            // are allocated whole), and some metadata.
-            let chunks: usize = self.extendible.iter().map(|(d, _)| chunk_bytes(d)).sum();
-            let block = self.buffer_bytes.min(MAX_BLOCK_BYTES);
-            self.ensure_reserve((block + chunks + RESERVE_METADATA) as u64)?;
+            self.chunk_bytes = self.extendible.iter().map(|(d, _)| chunk_bytes(d)).sum();
         }
         self.committed = self.written;
         self.committed_t = self.written_t;
@@ -612,6 +660,22 @@ impl Hdf5Sink {
             self.publish()?;
         }
         Ok(())
+    }
+
+    /// Grow the block limit (from [`FIRST_BLOCK_BYTES`] after the initial state, doubled at
+    /// every write up to the buffer budget) and the disk-space reserve with it.
+    fn grow_reserve(&mut self) -> Result<(), SinkError> {
+        if self.datasets.is_none() {
+            return Ok(());
+        }
+        if self.written > 0 {
+            let cap = self.buffer_bytes.min(MAX_BLOCK_BYTES);
+            self.block_limit = (2 * self.block_limit).clamp(FIRST_BLOCK_BYTES.min(cap), cap);
+        }
+        // A block writes at most its rows plus one partly filled chunk per dataset (chunks
+        // are allocated whole), and some metadata.
+        let need = self.block_limit + self.chunk_bytes + RESERVE_METADATA;
+        self.ensure_reserve(need as u64)
     }
 
     /// Rename `<path>.part` to `path` (once).
@@ -1056,7 +1120,7 @@ impl ResultSink for Hdf5Sink {
         let bytes = d.buffered_bytes(self.recorded - self.written);
         if self.written == 0
             || self.recorded.is_multiple_of(self.flush_every)
-            || bytes >= self.buffer_bytes.min(MAX_BLOCK_BYTES)
+            || bytes >= self.block_limit
             || self.last_write.elapsed() >= self.flush_interval
         {
             self.flush()?;
@@ -1113,7 +1177,7 @@ impl ResultSink for Hdf5Sink {
         if let Some(d) = &mut self.datasets {
             d.forces.finish();
         }
-        self.flush()?;
+        self.flush_block(false)?;
         // The sidecars describe the records now on disk, read back from the file.
         let scene = match (&self.datasets, &self.file) {
             (Some(d), Some(file)) if self.xdmf && d.n_nodes > 0 => {
@@ -1144,7 +1208,7 @@ impl Drop for Hdf5Sink {
             if let Some(d) = &mut self.datasets {
                 d.forces.finish();
             }
-            if self.flush().is_ok() {
+            if self.flush_block(false).is_ok() {
                 // Closed complete: a file without records gets its final name as well.
                 let _ = self.publish();
             }
