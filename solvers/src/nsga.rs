@@ -366,6 +366,9 @@ pub struct Nsga {
     initial: Vec<NodeState>,
     /// Characteristic mass of the scaling.
     mass: f64,
+    /// Step `h₀` of the initial-acceleration solve (0 before it): the smooth multipliers of the
+    /// initial record are scaled by `k_s = m/h₀`, the scaling they were solved with.
+    initial_h: f64,
     t: f64,
     /// Nominal steps completed: the step grid is `t_k = t_0 + k h` (`t_0 = 0`), clamped to
     /// `t_end`, so the step count is exact and times do not drift by summation.
@@ -454,6 +457,7 @@ impl Nsga {
             motion,
             initial,
             mass,
+            initial_h: 0.0,
             t: 0.0,
             grid: 0,
             step: 0,
@@ -581,6 +585,7 @@ impl Nsga {
         }
         // Step index 0 in error messages: the initial-acceleration solve precedes step 1.
         self.smooth_step(model, h0, h0, &coef, 0)?;
+        self.initial_h = h0;
         let st = &mut self.state;
         for i in 0..self.hist.len() {
             if self.free[i] {
@@ -935,7 +940,14 @@ impl Nsga {
         } else {
             self.opts.h
         };
-        let k = [self.mass / h, self.mass, self.mass];
+        // The initial record's smooth multipliers come from the initial-acceleration solve
+        // (step h₀): consistent reactions need its scaling.
+        let h_s = if self.stats.h > 0.0 || self.initial_h == 0.0 {
+            h
+        } else {
+            self.initial_h
+        };
+        let k = [self.mass / h_s, self.mass, self.mass];
         let gravity = self.opts.gravity;
         // Output slot of each current element (rebuilt when the element set changed).
         if self.output_slots_topology != Some(model.topology()) {
