@@ -240,7 +240,7 @@ fn crash_full_disk_keeps_the_records_written_before() {
     // Sizes such that the disk fills before the initial state is written, right after it,
     // during the records, and at the end (the whole run's file is about 7 MB; the sink holds
     // a reserve of up to about 7 MB beside it).
-    for size in ["1m", "3m", "7m", "11m"] {
+    for size in ["1m", "4m", "7m", "11m"] {
         let mnt = dir.join(size);
         std::fs::create_dir_all(&mnt).unwrap();
         let mounted = Command::new("mount")

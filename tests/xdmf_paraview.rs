@@ -52,6 +52,8 @@ struct Block {
     cells: usize,
     bounds: [f64; 6],
     arrays: Vec<String>,
+    /// Body axes per point (`axis_1` … `axis_3`), the first 64 points.
+    axes: Vec<Vec<[f64; 3]>>,
 }
 
 fn probe(file: &Path, reader: &str, times: &[f64], png: Option<&Path>) -> Vec<Vec<Block>> {
@@ -87,6 +89,15 @@ fn probe(file: &Path, reader: &str, times: &[f64], png: Option<&Path>) -> Vec<Ve
                     cells: b["cells"].as_u64().unwrap() as usize,
                     bounds: std::array::from_fn(|i| b["bounds"][i].as_f64().unwrap()),
                     arrays: b["arrays"].as_object().unwrap().keys().cloned().collect(),
+                    axes: ["axis_1", "axis_2", "axis_3"]
+                        .iter()
+                        .filter_map(|a| b["values"][a].as_array())
+                        .map(|pts| {
+                            pts.iter()
+                                .map(|p| std::array::from_fn(|i| p[i].as_f64().unwrap()))
+                                .collect()
+                        })
+                        .collect(),
                 })
                 .collect()
         })
@@ -118,6 +129,7 @@ fn bounds(p: &[[f64; 3]]) -> [f64; 6] {
 struct Results {
     time: Vec<f64>,
     positions: ndarray::ArrayD<f64>,
+    rotations: ndarray::ArrayD<f64>,
     counts: Vec<u64>,
     contact_points: ndarray::ArrayD<f64>,
     beams: usize,
@@ -145,6 +157,7 @@ fn read(path: &Path) -> Results {
     Results {
         time: f.dataset("time").unwrap().read_raw().unwrap(),
         positions: f.dataset("nodes/position").unwrap().read_dyn().unwrap(),
+        rotations: f.dataset("nodes/rotation").unwrap().read_dyn().unwrap(),
         counts: f.dataset("contacts/count").unwrap().read_raw().unwrap(),
         contact_points: f.dataset("contacts/point").unwrap().read_dyn().unwrap(),
         beams,

@@ -11,6 +11,7 @@
 //! | `/nodes/index` | `\[N\]` | i64 | – |
 //! | `/nodes/position` | `[n, N, 3]` | f64 | m |
 //! | `/nodes/rotation` | `[n, N, 4]` | f64 (w, x, y, z) | – |
+//! | `/nodes/axes` | `[n, N, 9]` | f64 (columns of R) | – |
 //! | `/nodes/velocity` | `[n, N, 3]` | f64 | m/s |
 //! | `/nodes/angular_velocity` | `[n, N, 3]` | f64, spatial `ω = R Ω` | rad/s |
 //! | `/elements/<name>/<output>` | `[n, len]` | f64 | attribute `unit` |
@@ -123,6 +124,7 @@ macro_rules! each_series {
         $d.step.$($call)*;
         $d.position.$($call)*;
         $d.rotation.$($call)*;
+        $d.axes.$($call)*;
         $d.velocity.$($call)*;
         $d.angular_velocity.$($call)*;
         $d.iterations.$($call)*;
@@ -143,6 +145,8 @@ struct Datasets {
     step: Column<u64>,
     position: Column<f64>,
     rotation: Column<f64>,
+    /// Body axes (columns of R) for glyphs.
+    axes: Column<f64>,
     velocity: Column<f64>,
     angular_velocity: Column<f64>,
     iterations: Column<u64>,
@@ -177,6 +181,14 @@ impl Datasets {
             .extend(nodes.iter().flat_map(|s| [s.x.x, s.x.y, s.x.z]));
         self.rotation
             .extend(nodes.iter().flat_map(|s| [s.r.w, s.r.i, s.r.j, s.r.k]));
+        self.axes.extend(nodes.iter().flat_map(|s| {
+            let r = s.r.to_rotation_matrix();
+            let m = r.matrix();
+            // Column-major storage: e1, e2, e3 one after the other.
+            let mut a = [0.0; 9];
+            a.copy_from_slice(m.as_slice());
+            a
+        }));
         self.velocity
             .extend(nodes.iter().flat_map(|s| [s.v.x, s.v.y, s.v.z]));
         self.angular_velocity.extend(nodes.iter().flat_map(|s| {
@@ -884,6 +896,15 @@ impl Hdf5Sink {
             "1",
             "node rotation (body to inertial) as a unit quaternion (w, x, y, z)",
         )?;
+        let axes = s(
+            &nodes,
+            "/nodes",
+            "axes",
+            &[n_nodes, 9],
+            "1",
+            "body axes in the inertial frame, the columns of R: e1 (0..3), e2 (3..6), e3 (6..9); \
+             for glyphs (ParaView: axis_1, axis_2, axis_3 of the XDMF sidecars)",
+        )?;
         let velocity = s(
             &nodes,
             "/nodes",
@@ -1021,6 +1042,7 @@ impl Hdf5Sink {
             step.row_bytes(),
             position.row_bytes(),
             rotation.row_bytes(),
+            axes.row_bytes(),
             velocity.row_bytes(),
             angular_velocity.row_bytes(),
             iterations.row_bytes(),
@@ -1044,6 +1066,7 @@ impl Hdf5Sink {
             step,
             position,
             rotation,
+            axes,
             velocity,
             angular_velocity,
             iterations,

@@ -3,8 +3,9 @@
 //! Each frame is a spatial collection of up to three grids whose heavy data are hyperslabs of
 //! the `.h5` datasets (nothing is copied):
 //!
-//! * `nodes`: every node as a vertex, with `velocity`, `angular_velocity` (spatial) and
-//!   `rotation` (unit quaternion w, x, y, z) point arrays;
+//! * `nodes`: every node as a vertex, with `velocity`, `angular_velocity` (spatial),
+//!   `rotation` (unit quaternion w, x, y, z) and the body axes `axis_1`, `axis_2`, `axis_3`
+//!   (columns of R, from `/nodes/axes`: glyph-ready frames) as point arrays;
 //! * `beams`: the beam elements as line segments between their end nodes (the element
 //!   group attribute `nodes`, `docs/hdf5-layout.md`), so a flexible member shows as a
 //!   polyline;
@@ -74,6 +75,8 @@ pub struct Scene {
     pub contact_counts: Vec<u64>,
     /// Total rows of the contact table.
     pub contact_rows: usize,
+    /// The file has `/nodes/axes` (body axes for glyphs; files before it have not).
+    pub axes: bool,
 }
 
 impl Scene {
@@ -123,7 +126,9 @@ impl Scene {
             }
             Err(_) => (Vec::new(), 0),
         };
+        let axes = file.dataset("nodes/axes").is_ok();
         Ok(Self {
+            axes,
             h5_name: h5_path
                 .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -284,6 +289,26 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
             );
             node_slab(&mut x, "/nodes/position", 3);
             x.push_str("</Geometry>");
+            for a in 0..3 {
+                if !scene.axes {
+                    break;
+                }
+                let _ = write!(
+                    x,
+                    "<Attribute Name=\"axis_{}\" AttributeType=\"Vector\" Center=\"Node\">",
+                    a + 1
+                );
+                Slab {
+                    h5: &h5,
+                    dataset: "/nodes/axes",
+                    dims: &[n, nn, 9],
+                    start: &[k, 0, 3 * a],
+                    count: &[1, nn, 3],
+                    shape: [nn, 3],
+                }
+                .write(&mut x, form);
+                x.push_str("</Attribute>");
+            }
             for (name, cols, kind) in [
                 ("velocity", 3, "Vector"),
                 ("angular_velocity", 3, "Vector"),
@@ -427,6 +452,7 @@ mod tests {
             beams: vec![[0, 1], [1, 2]],
             contact_counts: vec![0, 2, 1],
             contact_rows: 3,
+            axes: true,
         }
     }
 
@@ -469,5 +495,8 @@ mod tests {
         assert!(three.contains("/contacts/point|2 0:1 1:1 3:3 3"));
         assert!(three.contains("/contacts/gap|0:1:2:3"));
         assert!(!three.contains("HyperSlab"));
+        // Body axis e2 of record 2: columns 3..6 of `/nodes/axes`.
+        assert!(two.contains(">2 0 3 1 1 1 1 3 3</DataItem>"));
+        assert!(three.contains("/nodes/axes|2 0 3:1 1 1:1 3 3:3 3 9"));
     }
 }

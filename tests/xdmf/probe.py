@@ -36,6 +36,12 @@ for t in times:
             pd.GetArrayName(k): pd.GetArray(k).GetNumberOfComponents()
             for k in range(pd.GetNumberOfArrays())
         }
+        # The body axes of the first 64 points, to check against the quaternions.
+        values = {}
+        for axis in ("axis_1", "axis_2", "axis_3"):
+            a = pd.GetArray(axis)
+            if a is not None:
+                values[axis] = [list(a.GetTuple3(i)) for i in range(min(64, a.GetNumberOfTuples()))]
         blocks.append(
             {
                 "name": name,
@@ -43,6 +49,7 @@ for t in times:
                 "cells": d.GetNumberOfCells(),
                 "bounds": b,
                 "arrays": arrays,
+                "values": values,
             }
         )
         it.GoToNextItem()
@@ -57,6 +64,21 @@ if png:
     disp.LineWidth = 4
     disp.RenderPointsAsSpheres = 1
     pvs.ColorBy(disp, ("POINTS", "velocity", "Magnitude"))
+    # Each node's body axis e1 as an arrow (glyph-ready frames of the sidecar).
+    # Only blocks with body axes (the nodes; the beams block shares their points): a
+    # threshold on |axis_1| = 1 drops the others.
+    framed = pvs.Threshold(Input=r)
+    framed.Scalars = ["POINTS", "axis_1"]
+    framed.ThresholdMethod = "Between"
+    framed.LowerThreshold = 0.5
+    framed.UpperThreshold = 2.0
+    glyph = pvs.Glyph(Input=framed, GlyphType="Arrow")
+    glyph.OrientationArray = ["POINTS", "axis_1"]
+    glyph.ScaleArray = ["POINTS", "No scale array"]
+    glyph.ScaleFactor = 0.03
+    glyph.GlyphMode = "All Points"
+    gd = pvs.Show(glyph, view)
+    gd.AmbientColor = gd.DiffuseColor = [1.0, 0.8, 0.2]
     # Planar mechanisms of the shipped models move in the x-y plane: look down z.
     view.CameraPosition = [0.0, 0.0, 1.0]
     view.CameraFocalPoint = [0.0, 0.0, 0.0]
