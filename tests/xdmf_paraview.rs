@@ -225,12 +225,42 @@ fn check_readers(h5: &Path, png: Option<&Path>) {
             assert_eq!(nodes.points, want.len(), "{}", what("nodes"));
             assert_eq!(nodes.cells, want.len(), "{}", what("nodes"));
             assert_bounds(&what("nodes"), &nodes.bounds, &bounds(&want));
-            for a in ["velocity", "angular_velocity", "rotation"] {
+            for a in [
+                "velocity",
+                "angular_velocity",
+                "rotation",
+                "axis_1",
+                "axis_2",
+                "axis_3",
+            ] {
                 assert!(
                     nodes.arrays.iter().any(|x| x == a),
                     "{}: {a}",
                     what("nodes")
                 );
+            }
+            // Body axes: the columns of R of each node's quaternion (float32 in ParaView).
+            assert_eq!(nodes.axes.len(), 3, "{}", what("axes"));
+            for i in 0..want.len().min(64) {
+                let q = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                    r.rotations[[k, i, 0]],
+                    r.rotations[[k, i, 1]],
+                    r.rotations[[k, i, 2]],
+                    r.rotations[[k, i, 3]],
+                ));
+                let m = q.to_rotation_matrix();
+                for a in 0..3 {
+                    for c in 0..3 {
+                        let got = nodes.axes[a][i][c];
+                        assert!(
+                            (got - m[(c, a)]).abs() < 1e-6,
+                            "{} node {i} axis {}: {got} vs {}",
+                            what("axes"),
+                            a + 1,
+                            m[(c, a)]
+                        );
+                    }
+                }
             }
             match find("beams") {
                 Some(b) => assert_eq!(b.cells, r.beams, "{}", what("beams")),
