@@ -61,7 +61,7 @@ axis = [0.0, 1.0, 0.0]
 "#;
 
 #[test]
-fn default_model_runs_and_writes_hdf5() {
+fn cli_default_model_runs_and_writes_hdf5() {
     let d = scratch("default");
     let o = saltus(&["run", "--t-end", "0.05"], &d);
     let (out, err) = text(&o);
@@ -76,7 +76,7 @@ fn default_model_runs_and_writes_hdf5() {
 }
 
 #[test]
-fn model_file_with_overrides() {
+fn cli_model_file_with_overrides() {
     let d = scratch("file");
     std::fs::write(d.join("p.toml"), PENDULUM).unwrap();
     let o = saltus(
@@ -101,7 +101,7 @@ fn model_file_with_overrides() {
 }
 
 #[test]
-fn elements_lists_every_registered_type() {
+fn cli_elements_lists_every_registered_type() {
     let o = saltus(&["elements"], Path::new("."));
     let (out, _) = text(&o);
     for name in saltus::core::registry::element_type_names() {
@@ -198,7 +198,7 @@ fn expect_failure(name: &str, model: &str, needles: &[&str]) -> String {
 }
 
 #[test]
-fn unknown_element_type_lists_registered_types() {
+fn validate_unknown_element_type_lists_registered_types() {
     let m = PENDULUM.replace("type = \"revolute_joint\"", "type = \"revolute_jiont\"");
     expect_failure(
         "unknown",
@@ -214,13 +214,13 @@ fn unknown_element_type_lists_registered_types() {
 }
 
 #[test]
-fn negative_mass_names_element_and_parameter() {
+fn validate_negative_mass_names_element_and_parameter() {
     let m = PENDULUM.replace("mass = 2.0", "mass = -2.0");
     expect_failure("mass", &m, &["m.toml", "bob_body", "mass"]);
 }
 
 #[test]
-fn unknown_node_and_duplicates_are_rejected() {
+fn validate_unknown_node_and_duplicates_are_rejected() {
     let m = PENDULUM.replace(
         "nodes = [\"ground\", \"bob\"]",
         "nodes = [\"ground\", \"bobb\"]",
@@ -231,7 +231,7 @@ fn unknown_node_and_duplicates_are_rejected() {
 }
 
 #[test]
-fn malformed_file_and_nan_are_rejected() {
+fn validate_malformed_file_and_nan_are_rejected() {
     expect_failure("syntax", "[simulation\nh = 1", &["m.toml:1", "syntax"]);
     let m = PENDULUM.replace("position = [1.0, 0.0, 0.0]", "position = [nan, 0.0, 0.0]");
     expect_failure("nan", &m, &["m.toml", "bob", "position"]);
@@ -240,7 +240,7 @@ fn malformed_file_and_nan_are_rejected() {
 }
 
 #[test]
-fn free_node_without_mass_is_rejected_before_the_run() {
+fn validate_free_node_without_mass_is_rejected_before_the_run() {
     let m = PENDULUM.replace("type = \"rigid_body\"\nname = \"bob_body\"\nnodes = [\"bob\"]\nmass = 2.0\ninertia = [0.002, 0.002, 0.002]\n", "type = \"nodal_load\"\nname = \"bob_body\"\nnodes = [\"bob\"]\nforce = [0.0, 0.0, 1.0]\n");
     expect_failure("massless", &m, &["bob", "mass"]);
 }
@@ -250,7 +250,7 @@ fn free_node_without_mass_is_rejected_before_the_run() {
 /// written before the failure stays in the file. (A failure in the middle of a run is covered
 /// by `tests/failure_keeps_results.rs`.)
 #[test]
-fn non_convergence_is_reported_and_results_are_kept() {
+fn cli_non_convergence_is_reported_and_results_are_kept() {
     let m = PENDULUM.replace("h = 1e-3", "h = 1e-3\nmax_iterations = 1\ntol = 1e-10");
     expect_failure(
         "newton",
@@ -394,7 +394,7 @@ fn forces_recovers_contact_forces_of_a_finished_run() {
 }
 
 #[test]
-fn command_line_help_version_and_option_errors() {
+fn cli_command_line_help_version_and_option_errors() {
     let d = scratch("clap");
     let o = saltus(&["--version"], &d);
     assert!(o.status.success());
@@ -444,7 +444,7 @@ fn command_line_help_version_and_option_errors() {
 }
 
 #[test]
-fn closed_pipe_ends_quietly() {
+fn cli_closed_pipe_ends_quietly() {
     // The reader is gone before the program writes: EPIPE, not a panic (`saltus elements |
     // head` that stopped reading).
     let (reader, writer) = std::io::pipe().unwrap();
@@ -461,7 +461,7 @@ fn closed_pipe_ends_quietly() {
 }
 
 #[test]
-fn outputs_never_overwrite_inputs() {
+fn cli_outputs_never_overwrite_inputs() {
     let d = scratch("overwrite");
     std::fs::write(d.join("p.toml"), PENDULUM).unwrap();
     // The model itself, and an existing file that is not HDF5, are refused; nothing changes.
@@ -514,7 +514,7 @@ fn outputs_never_overwrite_inputs() {
 }
 
 #[test]
-fn run_time_failures_name_the_file_and_hint() {
+fn cli_run_time_failures_name_the_file_and_hint() {
     // A mass of 1e308 overflows in the first solve: the file, the element and what to check.
     let m = PENDULUM.replace("mass = 2.0", "mass = 1e308");
     expect_failure(
@@ -529,7 +529,7 @@ fn run_time_failures_name_the_file_and_hint() {
 }
 
 #[test]
-fn body_on_a_fixed_node_is_rejected() {
+fn validate_body_on_a_fixed_node_is_rejected() {
     let m = PENDULUM.replace(
         "name = \"bob\"\nposition = [1.0, 0.0, 0.0]",
         "name = \"bob\"\nposition = [1.0, 0.0, 0.0]\nfixed = true",
@@ -543,11 +543,34 @@ fn body_on_a_fixed_node_is_rejected() {
 }
 
 #[test]
-fn one_step_summary_is_singular() {
+fn cli_one_step_summary_is_singular() {
     let d = scratch("one_step");
     std::fs::write(d.join("p.toml"), PENDULUM).unwrap();
     let o = saltus(&["run", "p.toml", "--t-end", "1e-3", "--quiet"], &d);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("saltus: 1 step to t = 0.001000 s"), "{out}");
+}
+
+/// Accepted before although wrong (defect 7): an impossible inertia and an absurd step count
+/// from a model file are refused, naming the file, line, element or key.
+#[test]
+fn validate_impossible_inertia_and_step_count_are_refused() {
+    let body = |inertia: &str, h: &str| {
+        format!(
+            "[simulation]\nt_end = 1.0\nh = {h}\n[[nodes]]\nname = \"bob\"\nposition = [1.0, 0.0, 0.0]\n\
+             [[elements]]\ntype = \"rigid_body\"\nname = \"bob_body\"\nnodes = [\"bob\"]\nmass = 2.0\n\
+             inertia = {inertia}\n"
+        )
+    };
+    expect_failure(
+        "triangle",
+        &body("[0.001, 0.001, 0.01]", "1e-3"),
+        &["m.toml:12", "bob_body", "inertia", "triangle inequality"],
+    );
+    expect_failure(
+        "step_count",
+        &body("[0.002, 0.002, 0.002]", "1e-300"),
+        &["m.toml", "h"],
+    );
 }

@@ -183,7 +183,7 @@ fn energy_error_is_second_order_with_rho_one() {
 }
 
 #[test]
-fn hinge_angle_is_continuous_over_whole_turns() {
+fn validate_hinge_angle_is_continuous_over_whole_turns() {
     // The pendulum without gravity, spun at ω = 10 rad/s: 3.2 turns in 2 s. The hinge's angle
     // output follows θ = ω t over the turns (no (−π, π] sawtooth), up to the integrator's
     // phase lag: the circular motion is an oscillation of frequency ω in x and z, which the

@@ -399,9 +399,10 @@ pub struct Nsga {
     impact_rate: Vec<f64>,
 }
 
-/// Largest number of steps [`NsgaOptions::validate`] accepts (`t_end / h`): beyond it a run
-/// would take days per microsecond of model time — an input error (e.g. `h = 1e-300`).
-pub const MAX_STEPS: f64 = 1e10;
+/// Largest number of steps [`NsgaOptions::validate`] accepts (`t_end / h`): 10⁹ steps already
+/// take hours at the fastest few µs per step, so more is taken for an input error (e.g.
+/// `h = 1e-300`).
+pub const MAX_STEPS: f64 = 1e9;
 
 /// A pre-step hook: `(model, t_n, node states at t_n)`; may add or remove elements.
 pub type PreStepHook =
