@@ -574,3 +574,20 @@ fn validate_impossible_inertia_and_step_count_are_refused() {
         &["m.toml", "h"],
     );
 }
+
+/// Output-path errors say what is wrong in words (defect 8: they printed HDF5's error stack
+/// with its open flags).
+#[test]
+fn cli_output_path_errors_are_in_words() {
+    let d = scratch("output_path");
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/slider_crank.toml");
+    let o = saltus(&["run", model, "-o", "no/such/dir/x.h5", "--quiet"], &d);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("no/such/dir/x.h5"), "{err}");
+    assert!(
+        err.contains("directory `no/such/dir` does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("flags") && !err.contains("H5F"), "{err}");
+}

@@ -411,6 +411,20 @@ impl Hdf5Sink {
     pub fn create(path: impl AsRef<Path>) -> Result<Self, SinkError> {
         let path = path.as_ref().to_path_buf();
         let part = part_path(&path);
+        // The operating system's reason first (missing directory, no permission, read-only
+        // file system), in words, rather than HDF5's error stack with its open flags.
+        if let Err(e) = std::fs::File::create(&part) {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let why = if !dir.is_dir() {
+                format!("directory `{}` does not exist", dir.display())
+            } else {
+                e.to_string()
+            };
+            return Err(sink_err(&path, "cannot create file", why));
+        }
         let file = File::create(&part).map_err(|e| sink_err(&path, "cannot create file", e))?;
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
