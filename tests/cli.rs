@@ -591,3 +591,43 @@ fn cli_output_path_errors_are_in_words() {
     );
     assert!(!err.contains("flags") && !err.contains("H5F"), "{err}");
 }
+
+/// The progress bar on a terminal (defect 4): it ends at 100 % with t = t_end in plain
+/// decimals and human durations, and the summary follows. Runs the program under a
+/// pseudo-terminal with util-linux `script`; skipped with a printed reason without it.
+#[test]
+fn cli_progress_bar_reaches_100_percent() {
+    let has_script = Command::new("sh")
+        .args(["-c", "command -v script"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        println!("skipped: util-linux `script` not found (no pseudo-terminal to test the bar)");
+        return;
+    }
+    let d = scratch("progress");
+    let cmd = format!(
+        "{} run {}/models/slider_crank.toml -o p.h5 --t-end 0.5",
+        env!("CARGO_BIN_EXE_saltus"),
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout).replace('\r', "\n");
+    let bars: Vec<&str> = out.lines().filter(|l| l.contains("%  t = ")).collect();
+    let last = bars
+        .last()
+        .unwrap_or_else(|| panic!("no progress bar in {out}"));
+    assert!(last.contains("100%"), "{last}");
+    assert!(last.contains("t = 0.500000 s"), "{last}");
+    assert!(last.contains("elapsed") && last.contains("eta"), "{last}");
+    assert!(
+        !out.contains("e0 s") && !out.contains("e-1 s"),
+        "plain decimals: {out}"
+    );
+    assert!(out.contains("500 steps to t = 0.500000 s"), "{out}");
+}
