@@ -306,7 +306,7 @@ fn blocks_keep_every_record() {
         let xdmf = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
         // At most MAX_FRAMES frames: every k-th record and the last.
         let k = N.div_ceil(saltus_io::xdmf::MAX_FRAMES);
-        let frames = N.div_ceil(k) + usize::from((N - 1) % k != 0);
+        let frames = N.div_ceil(k) + usize::from(!(N - 1).is_multiple_of(k));
         assert_eq!(xdmf.matches("<Time Value=").count(), frames, "{name}");
     }
 }
