@@ -353,10 +353,20 @@ pub fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> Bu
     }
 }
 
-/// Check that a parameter is finite and strictly positive.
+/// Check that a parameter is finite and strictly positive, and not subnormal (a value below
+/// `f64::MIN_POSITIVE` ≈ 2.2e-308 is a unit or typing error; its products underflow to 0).
 pub fn check_positive(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
-    if value.is_finite() && value > 0.0 {
+    if value.is_normal() && value > 0.0 {
         Ok(value)
+    } else if value > 0.0 && value.is_finite() {
+        Err(invalid(
+            element,
+            parameter,
+            format!(
+                "must be > 0 and not subnormal (at least {:e}), got {value:e}",
+                f64::MIN_POSITIVE
+            ),
+        ))
     } else {
         Err(invalid(
             element,
