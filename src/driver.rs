@@ -123,6 +123,11 @@ fn hint(e: &SolveError, adaptive: bool) -> &'static str {
             "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \
              = true) to retry a failed step as two half steps"
         }
+        // A singular iteration matrix names no element: nothing "named above" to point at.
+        SolveError::NonFinite { what, .. } if !what.contains("element `") => {
+            "\nhint: a parameter is probably many orders of magnitude off the others (a mass, \
+             stiffness or inertia: compare the elements' values), or the step is too large"
+        }
         SolveError::NonFinite { .. } | SolveError::Element { .. } => {
             "\nhint: a parameter of the element named above is probably out of range (a mass, \
              stiffness or inertia many orders of magnitude off), or the step is too large"

@@ -61,7 +61,7 @@ pub enum BuildError {
         node: String,
     },
     /// Wrong number of nodes for the element type.
-    #[error("element `{element}` ({type_name}): expects {expected} node(s), got {got}")]
+    #[error("element `{element}` ({type_name}): parameter `nodes` expects {expected} node(s), got {got}")]
     NodeCount {
         /// Element name.
         element: String,

@@ -481,13 +481,59 @@ pub fn element_kind(type_name: &str, element: &str) -> Result<&'static ElementKi
         })
 }
 
-/// Deserialize an element's parameters into its spec type, naming the element on error.
+/// Deserialize an element's parameters into its spec type, naming the element and (through
+/// [`name_offending_key`]) the parameter on error.
 pub fn parse_params<T: serde::de::DeserializeOwned>(def: &ElementDef) -> Result<T, BuildError> {
     serde_json::from_value(def.parameters.clone()).map_err(|e| BuildError::Parameters {
         element: def.name.clone(),
         type_name: def.type_name.clone(),
-        message: e.to_string(),
+        message: name_offending_key::<T>(&def.parameters, e.to_string()),
     })
+}
+
+/// A serde error `message` from deserializing the table `params` into `T`, prefixed with
+/// `` parameter `key`: `` when it does not name the offending key itself.
+///
+/// serde's type errors (`invalid type: string "2.0", expected f64`, `invalid length 2`, an
+/// integer out of range) do not name the field. The key is found again by deserializing the
+/// same table written as JSON text with one top-level key per line: the error's line is the
+/// key's. Messages that already name a key of the table (`unknown field`, `missing field`)
+/// are returned as they are.
+pub fn name_offending_key<T: serde::de::DeserializeOwned>(
+    params: &serde_json::Value,
+    message: String,
+) -> String {
+    let Some(obj) = params.as_object() else {
+        return message;
+    };
+    if message.starts_with("missing field") || message.starts_with("unknown field") {
+        return message;
+    }
+    if backticked(&message).is_some_and(|k| obj.contains_key(&k)) {
+        return message;
+    }
+    let mut text = String::from("{\n");
+    let mut keys = Vec::with_capacity(obj.len());
+    for (i, (k, v)) in obj.iter().enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        let (Ok(k_text), Ok(v_text)) = (serde_json::to_string(k), serde_json::to_string(v)) else {
+            return message;
+        };
+        text.push_str(&k_text);
+        text.push(':');
+        text.push_str(&v_text);
+        keys.push(k);
+    }
+    text.push_str("\n}");
+    match serde_json::from_str::<T>(&text) {
+        Err(e) => match e.line().checked_sub(2).and_then(|i| keys.get(i)) {
+            Some(k) => format!("parameter `{k}`: {message}"),
+            None => message,
+        },
+        Ok(_) => message,
+    }
 }
 
 /// The first `` `name` `` of a message: the field a serde error complains about.
@@ -520,10 +566,20 @@ pub fn invalid(element: &str, parameter: &str, message: impl Into<String>) -> Bu
     }
 }
 
-/// Check that a parameter is finite and strictly positive.
+/// Check that a parameter is finite and strictly positive, and not subnormal (a value below
+/// `f64::MIN_POSITIVE` ≈ 2.2e-308 is a unit or typing error; its products underflow to 0).
 pub fn check_positive(element: &str, parameter: &str, value: f64) -> Result<f64, BuildError> {
-    if value.is_finite() && value > 0.0 {
+    if value.is_normal() && value > 0.0 {
         Ok(value)
+    } else if value > 0.0 && value.is_finite() {
+        Err(invalid(
+            element,
+            parameter,
+            format!(
+                "must be > 0 and not subnormal (at least {:e}), got {value:e}",
+                f64::MIN_POSITIVE
+            ),
+        ))
     } else {
         Err(invalid(
             element,

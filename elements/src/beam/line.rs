@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// Largest number of elements of one beam line (a guard against typos allocating millions of
 /// nodes).
-pub const MAX_BEAM_LINE_ELEMENTS: u64 = 10_000_000;
+pub const MAX_BEAM_LINE_ELEMENTS: u64 = 100_000;
 
 /// Keys of a `[[beam_lines]]` entry that are not parameters of its `beam` elements.
 const LINE_KEYS: [&str; 4] = ["name", "from", "to", "elements"];

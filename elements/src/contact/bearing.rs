@@ -26,6 +26,10 @@ use serde_json::json;
 /// Density of steel \[kg/m³\]: the default ball material.
 pub const STEEL_DENSITY: f64 = 7850.0;
 
+/// Largest number of balls of one bearing (a guard against typos: each ball adds a node and
+/// four elements, and a billion of them exhaust the memory before anything else is checked).
+pub const MAX_BALLS: usize = 10_000;
+
 /// Parameters of a ball bearing (module docs). Lengths in m, masses in kg, stiffness in N/m,
 /// damping in N·s/m.
 #[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
@@ -37,7 +41,7 @@ pub struct BallBearing {
     pub inner: String,
     /// Frame node carrying the outer race.
     pub outer: String,
-    /// Number of balls `N_b` \[-\] (≥ 2).
+    /// Number of balls `N_b` \[-\] (2 ..= [`MAX_BALLS`]).
     pub balls: usize,
     /// Ball radius `r_b` \[m\].
     pub ball_radius: f64,
@@ -144,6 +148,21 @@ impl BallBearing {
             return Err(CompositeError::at(
                 "balls",
                 format!("needs at least 2 balls, got {}", self.balls),
+            ));
+        }
+        if self.balls > MAX_BALLS {
+            return Err(CompositeError::at(
+                "balls",
+                format!("at most {MAX_BALLS} balls, got {}", self.balls),
+            ));
+        }
+        if self.inner == self.outer {
+            return Err(CompositeError::at(
+                "outer",
+                format!(
+                    "the inner and outer race must be different nodes, got `{}` for both",
+                    self.inner
+                ),
             ));
         }
         positive("ball_radius", self.ball_radius)?;
@@ -350,8 +369,13 @@ fn expand_bearing(
 ) -> Result<Vec<ElementDef>, CompositeError> {
     let spec: BallBearing =
         serde_json::from_value(serde_json::Value::Object(def.parameters.clone())).map_err(|e| {
-            let message = e.to_string();
-            let parameter = message.split('`').nth(1).map(str::to_string);
+            let message = saltus_core::registry::name_offending_key::<BallBearing>(
+                &serde_json::Value::Object(def.parameters.clone()),
+                e.to_string(),
+            );
+            // The key the message names (not a value in backticks, e.g. integer `-8`).
+            let parameter = saltus_core::registry::backticked(&message)
+                .filter(|k| def.parameters.contains_key(k) || message.starts_with("missing"));
             CompositeError { parameter, message }
         })?;
     Ok(spec.expand(model)?.elements)

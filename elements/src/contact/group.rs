@@ -476,7 +476,10 @@ fn yes() -> bool {
 fn expand_group(def: &CompositeDef, model: &mut Model) -> Result<Vec<ElementDef>, CompositeError> {
     let spec: GroupSpec = serde_json::from_value(serde_json::Value::Object(def.parameters.clone()))
         .map_err(|e| {
-            let message = e.to_string();
+            let message = saltus_core::registry::name_offending_key::<GroupSpec>(
+                &serde_json::Value::Object(def.parameters.clone()),
+                e.to_string(),
+            );
             let parameter = message
                 .split('`')
                 .nth(1)

@@ -53,10 +53,16 @@ impl NodeEntry {
             return Err(field_error("name", "must not be empty"));
         }
         let finite = |parameter: &str, v: &[f64]| {
-            if v.iter().all(|x| x.is_finite()) {
-                Ok(())
-            } else {
+            if !v.iter().all(|x| x.is_finite()) {
                 Err(field_error(parameter, format!("must be finite, got {v:?}")))
+            } else if !v.iter().map(|x| x * x).sum::<f64>().is_finite() {
+                // Distances, kinetic energies and rotations of such a vector overflow.
+                Err(field_error(
+                    parameter,
+                    format!("is too large: its squared norm overflows, got {v:?}"),
+                ))
+            } else {
+                Ok(())
             }
         };
         finite("position", &self.position)?;

@@ -317,17 +317,29 @@ pub(super) fn parse_json(text: &str, cx: &Cx) -> Result<(Value, SpanNode), IoErr
         text,
         bytes: text.as_bytes(),
         pos: 0,
+        duplicate: None,
     };
     let spans = scanner.value().unwrap_or_default();
+    // serde_json keeps the last of repeated keys silently; TOML refuses them, and so do we
+    // (`"mass": 2.0, "mass": -2.0` is a mistake, whichever value was meant).
+    if let Some((key, offset)) = scanner.duplicate {
+        return Err(IoError::Syntax {
+            location: cx.at_offset(text, offset),
+            format: Format::Json,
+            message: format!("duplicate key `{key}` in an object"),
+        });
+    }
     Ok((root, spans))
 }
 
 /// Minimal scanner recording the offsets of keys and items of a JSON text that `serde_json`
-/// has already accepted.
+/// has already accepted, and the first key repeated within one object.
 pub(super) struct JsonScanner<'a> {
     pub(super) text: &'a str,
     pub(super) bytes: &'a [u8],
     pub(super) pos: usize,
+    /// The first repeated key of an object and its offset.
+    pub(super) duplicate: Option<(String, usize)>,
 }
 
 impl JsonScanner<'_> {
@@ -371,6 +383,7 @@ impl JsonScanner<'_> {
             b'{' => {
                 self.pos += 1;
                 let mut keys = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 loop {
                     self.ws();
                     if self.peek()? == b'}' {
@@ -385,6 +398,9 @@ impl JsonScanner<'_> {
                     }
                     self.pos += 1;
                     let child = self.value()?;
+                    if !seen.insert(key.clone()) && self.duplicate.is_none() {
+                        self.duplicate = Some((key.clone(), key_start));
+                    }
                     keys.push((key, key_start, child));
                     self.ws();
                     match self.peek()? {

@@ -9,6 +9,7 @@ fn json_scanner_offsets() {
         text,
         bytes: text.as_bytes(),
         pos: 0,
+        duplicate: None,
     };
     let spans = s.value().unwrap();
     let cx = Cx {
