@@ -370,6 +370,33 @@ fn part_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Allocate `len` bytes of disk at `offset` of the reserve file `f`: `fallocate` on Linux
+/// (blocks reserved, nothing written: a run's fixed cost stays small); elsewhere, or where
+/// the file system does not support it, by writing zeros.
+fn reserve_space(f: &mut std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{fallocate, FallocateFlags};
+        match fallocate(&*f, FallocateFlags::empty(), offset, len) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == rustix::io::Errno::NOSPC => {
+                return Err(std::io::Error::from_raw_os_error(e.raw_os_error()))
+            }
+            Err(_) => {} // not supported here: write zeros
+        }
+    }
+    use std::io::{Seek, SeekFrom, Write};
+    let zeros = vec![0u8; 1 << 20];
+    f.seek(SeekFrom::Start(offset))?;
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(zeros.len() as u64) as usize;
+        f.write_all(&zeros[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
 /// Bytes of one chunk of `d` (0 if not chunked).
 fn chunk_bytes(d: &Dataset) -> usize {
     let size = d.dtype().map_or(8, |t| t.size());
@@ -620,7 +647,6 @@ impl Hdf5Sink {
     /// Make the reserve hold `bytes` (grown only): zeros written to an unlinked file next to
     /// the result file.
     fn ensure_reserve(&mut self, bytes: u64) -> Result<(), SinkError> {
-        use std::io::{Seek, SeekFrom, Write};
         if bytes <= self.reserved {
             return Ok(());
         }
@@ -644,17 +670,11 @@ impl Hdf5Sink {
         let Some(f) = &mut self.reserve else {
             return Ok(());
         };
-        let zeros = vec![0u8; 1 << 20];
-        f.seek(SeekFrom::Start(self.reserved)).map_err(err)?;
-        let mut left = bytes - self.reserved;
-        while left > 0 {
-            let n = left.min(zeros.len() as u64) as usize;
-            if let Err(e) = f.write_all(&zeros[..n]) {
-                self.reserve = None;
-                self.reserved = 0;
-                return Err(err(e));
-            }
-            left -= n as u64;
+        let left = bytes - self.reserved;
+        if let Err(e) = reserve_space(f, self.reserved, left) {
+            self.reserve = None;
+            self.reserved = 0;
+            return Err(err(e));
         }
         self.reserved = bytes;
         Ok(())
