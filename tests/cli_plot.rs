@@ -3,34 +3,17 @@
 //! file and the selector named.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn saltus(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_saltus"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run saltus")
-}
+mod common;
+use common::saltus;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli_plot")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("cli_plot", name)
 }
 
 /// Run the shipped slider–crank for 1.5 s (past its first stroke) into `dir/crank.h5`.
 fn crank_results(dir: &Path) -> PathBuf {
-    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/models/slider_crank.toml");
-    let o = saltus(
-        &["run", model, "-o", "crank.h5", "--t-end", "1.5", "--quiet"],
-        dir,
-    );
-    assert!(o.status.success(), "{o:?}");
-    dir.join("crank.h5")
+    common::run_model(dir, "slider_crank", "crank.h5", "1.5")
 }
 
 /// The slider's x position, read straight from the file.

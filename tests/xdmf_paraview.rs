@@ -9,22 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn saltus(args: &[&str], dir: &Path) {
-    let o = Command::new(env!("CARGO_BIN_EXE_saltus"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run saltus");
-    assert!(o.status.success(), "{args:?}: {o:?}");
-}
+mod common;
+use common::{run_model, saltus_ok as saltus};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("xdmf")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("xdmf", name)
 }
 
 /// Why ParaView cannot be used here, if it cannot.
@@ -291,31 +280,8 @@ fn xdmf_sidecars_load_in_paraview_readers() {
     }
     // A flexible mechanism (beams as polylines, frame nodes) and a contact (point and normal).
     let dir = scratch("paraview");
-    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
-    saltus(
-        &[
-            "run",
-            &format!("{models}/flexible_crank.toml"),
-            "-o",
-            "crank.h5",
-            "--t-end",
-            "0.02",
-            "--quiet",
-        ],
-        &dir,
-    );
-    saltus(
-        &[
-            "run",
-            &format!("{models}/bouncing_ball.toml"),
-            "-o",
-            "ball.h5",
-            "--t-end",
-            "0.6",
-            "--quiet",
-        ],
-        &dir,
-    );
+    run_model(&dir, "flexible_crank", "crank.h5", "0.02");
+    run_model(&dir, "bouncing_ball", "ball.h5", "0.6");
     let png = std::env::var_os("SALTUS_XDMF_PNG").map(PathBuf::from);
     check_readers(&dir.join("crank.h5"), png.as_deref());
     check_readers(&dir.join("ball.h5"), None);
@@ -324,19 +290,7 @@ fn xdmf_sidecars_load_in_paraview_readers() {
 #[test]
 fn xdmf_command_regenerates_the_sidecars() {
     let dir = scratch("command");
-    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/models");
-    saltus(
-        &[
-            "run",
-            &format!("{models}/bouncing_ball.toml"),
-            "-o",
-            "ball.h5",
-            "--t-end",
-            "0.3",
-            "--quiet",
-        ],
-        &dir,
-    );
+    run_model(&dir, "bouncing_ball", "ball.h5", "0.3");
     let two = dir.join("ball.xdmf");
     let three = dir.join("ball.xdmf3");
     let before = std::fs::read_to_string(&two).unwrap();
