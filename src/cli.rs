@@ -212,6 +212,18 @@ struct ForcesArgs {
     threshold: f64,
 }
 
+/// A command succeeded: print its report, exit 0.
+fn done(report: &dyn std::fmt::Display) -> ExitCode {
+    out(&report.to_string());
+    ExitCode::SUCCESS
+}
+
+/// A command failed: `saltus: error: …` on standard error, exit 1.
+fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("saltus: error: {e}");
+    ExitCode::FAILURE
+}
+
 /// Print to standard output; a reader that closed the pipe ends the program quietly.
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
@@ -291,14 +303,8 @@ fn run(args: RunArgs) -> ExitCode {
         }
     };
     match result {
-        Ok(report) => {
-            out(&report.to_string());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("saltus: error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(report) => done(&report),
+        Err(e) => fail(&e),
     }
 }
 
@@ -323,8 +329,7 @@ fn forces(args: ForcesArgs) -> ExitCode {
         }
     };
     if !args.file.exists() {
-        eprintln!("saltus: error: {}: no such file", args.file.display());
-        return ExitCode::FAILURE;
+        return fail(&format!("{}: no such file", args.file.display()));
     }
     let opts = RecoveryOptions {
         damping: args.law,
@@ -336,14 +341,8 @@ fn forces(args: ForcesArgs) -> ExitCode {
         contacts: None,
     };
     match recover_file(&args.file, &opts, &args.contacts) {
-        Ok(summary) => {
-            out(&summary.to_string());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("saltus: error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(summary) => done(&summary),
+        Err(e) => fail(&e),
     }
 }
 
@@ -356,41 +355,25 @@ fn plot(args: PlotArgs) -> ExitCode {
         size: args.size,
     };
     match crate::plot::plot(&req) {
-        Ok(report) => {
-            out(&report.to_string());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("saltus: error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(report) => done(&report),
+        Err(e) => fail(&e),
     }
 }
 
 fn xdmf(file: &std::path::Path) -> ExitCode {
     if !file.exists() {
-        eprintln!("saltus: error: {}: no such file", file.display());
-        return ExitCode::FAILURE;
+        return fail(&format!("{}: no such file", file.display()));
     }
     match crate::io::write_xdmf(file) {
-        Ok(Some(path)) => {
-            out(&format!(
-                "{} (XDMF Reader) and {} (Xdmf3 readers)",
-                path.display(),
-                crate::io::xdmf3_path(file).display()
-            ));
-            ExitCode::SUCCESS
-        }
-        Ok(None) => {
-            eprintln!(
-                "saltus: error: {}: no nodes or no records to show",
-                file.display()
-            );
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("saltus: error: {e}");
-            ExitCode::FAILURE
-        }
+        Ok(Some(path)) => done(&format!(
+            "{} (XDMF Reader) and {} (Xdmf3 readers)",
+            path.display(),
+            crate::io::xdmf3_path(file).display()
+        )),
+        Ok(None) => fail(&format!(
+            "{}: no nodes or no records to show",
+            file.display()
+        )),
+        Err(e) => fail(&e),
     }
 }

@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::PENDULUM;
+
 fn saltus(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_saltus"))
         .args(args)
@@ -33,32 +36,6 @@ fn records(path: &Path) -> Vec<f64> {
     let f = hdf5_metno::File::open(path).unwrap();
     f.dataset("time").unwrap().read_raw::<f64>().unwrap()
 }
-
-const PENDULUM: &str = r#"
-[simulation]
-t_end = 0.5
-h = 1e-3
-gravity = [0.0, 0.0, -9.81]
-[[nodes]]
-name = "ground"
-position = [0.0, 0.0, 0.0]
-fixed = true
-[[nodes]]
-name = "bob"
-position = [1.0, 0.0, 0.0]
-[[elements]]
-type = "rigid_body"
-name = "bob_body"
-nodes = ["bob"]
-mass = 2.0
-inertia = [0.002, 0.002, 0.002]
-[[elements]]
-type = "revolute_joint"
-name = "hinge"
-nodes = ["ground", "bob"]
-anchor = [0.0, 0.0, 0.0]
-axis = [0.0, 1.0, 0.0]
-"#;
 
 #[test]
 fn cli_default_model_runs_and_writes_hdf5() {

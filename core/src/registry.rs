@@ -126,7 +126,7 @@ inventory::collect!(ElementKind);
 /// written before it still compile; without it `saltus elements` lists the example's keys.
 #[macro_export]
 macro_rules! register_element {
-    (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr, params: $params:ty $(,)?) => {
+    (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr $(, params: $params:ty)? $(,)?) => {
         $crate::registry::inventory::submit! {
             $crate::registry::ElementKind {
                 type_name: $name,
@@ -134,21 +134,22 @@ macro_rules! register_element {
                 build: $build,
                 example: $example,
                 example_nodes: $nodes,
-                params: ::core::option::Option::Some($crate::registry::param_docs::<$params>),
+                params: $crate::param_docs_fn!($($params)?),
             }
         }
     };
-    (type_name: $name:expr, summary: $summary:expr, build: $build:expr, example: $example:expr, example_nodes: $nodes:expr $(,)?) => {
-        $crate::registry::inventory::submit! {
-            $crate::registry::ElementKind {
-                type_name: $name,
-                summary: $summary,
-                build: $build,
-                example: $example,
-                example_nodes: $nodes,
-                params: ::core::option::Option::None,
-            }
-        }
+}
+
+/// `Some(param_docs::<T>)` for a given parameter type `T`, `None` without one (the optional
+/// `params:` of [`register_element!`] and [`register_composite!`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! param_docs_fn {
+    () => {
+        ::core::option::Option::None
+    };
+    ($params:ty) => {
+        ::core::option::Option::Some($crate::registry::param_docs::<$params>)
     };
 }
 
@@ -406,25 +407,14 @@ inventory::collect!(CompositeKind);
 /// `params` (optional) is the serde type of one entry, as for [`register_element!`](crate::register_element).
 #[macro_export]
 macro_rules! register_composite {
-    (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr, params: $params:ty $(,)?) => {
+    (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr $(, params: $params:ty)? $(,)?) => {
         $crate::registry::inventory::submit! {
             $crate::registry::CompositeKind {
                 key: $key,
                 label: $label,
                 summary: $summary,
                 expand: $expand,
-                params: ::core::option::Option::Some($crate::registry::param_docs::<$params>),
-            }
-        }
-    };
-    (key: $key:expr, label: $label:expr, summary: $summary:expr, expand: $expand:expr $(,)?) => {
-        $crate::registry::inventory::submit! {
-            $crate::registry::CompositeKind {
-                key: $key,
-                label: $label,
-                summary: $summary,
-                expand: $expand,
-                params: ::core::option::Option::None,
+                params: $crate::param_docs_fn!($($params)?),
             }
         }
     };

@@ -288,6 +288,21 @@ fn splice(b: &mut Vec<u8>, (s, e): (usize, usize), with: &[u8]) {
     b.splice(s..e, with.iter().copied());
 }
 
+/// Swap two randomly picked, non-overlapping spans of `b` (nothing if they overlap).
+fn swap_two(b: &mut Vec<u8>, spans: &[(usize, usize)], rng: &mut Rng) {
+    if spans.len() < 2 {
+        return;
+    }
+    let (x, y) = (*rng.pick(spans), *rng.pick(spans));
+    let (x, y) = if x.0 <= y.0 { (x, y) } else { (y, x) };
+    if x.1 <= y.0 {
+        let vx = b[x.0..x.1].to_vec();
+        let vy = b[y.0..y.1].to_vec();
+        splice(b, y, &vx);
+        splice(b, x, &vy);
+    }
+}
+
 /// The mutation engine: seeds, pool and dictionary.
 pub struct Mutator {
     seeds: Vec<Input>,
@@ -355,16 +370,7 @@ impl Mutator {
             6 => {
                 // Two values swapped (a mass into an axis, a name into a position...).
                 let spans = value_spans(b);
-                if spans.len() >= 2 {
-                    let (x, y) = (*rng.pick(&spans), *rng.pick(&spans));
-                    let (x, y) = if x.0 <= y.0 { (x, y) } else { (y, x) };
-                    if x.1 <= y.0 {
-                        let vx = b[x.0..x.1].to_vec();
-                        let vy = b[y.0..y.1].to_vec();
-                        splice(b, y, &vx);
-                        splice(b, x, &vy);
-                    }
-                }
+                swap_two(b, &spans, rng);
             }
             7 => {
                 // A line deleted.
@@ -387,17 +393,8 @@ impl Mutator {
             }
             9 => {
                 // Two lines swapped.
-                let lines = line_spans(b);
-                if lines.len() >= 2 {
-                    let (x, y) = (*rng.pick(&lines), *rng.pick(&lines));
-                    let (x, y) = if x.0 <= y.0 { (x, y) } else { (y, x) };
-                    if x.1 <= y.0 {
-                        let vx = b[x.0..x.1].to_vec();
-                        let vy = b[y.0..y.1].to_vec();
-                        splice(b, y, &vx);
-                        splice(b, x, &vy);
-                    }
-                }
+                let spans = line_spans(b);
+                swap_two(b, &spans, rng);
             }
             10 => {
                 // A span deleted.

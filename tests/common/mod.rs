@@ -36,3 +36,31 @@ pub fn run_model(dir: &Path, model: &str, out: &str, t_end: &str) -> PathBuf {
     saltus_ok(&["run", &path, "-o", out, "--t-end", t_end, "--quiet"], dir);
     dir.join(out)
 }
+
+/// A rigid pendulum released from the horizontal: a 2 kg bob at `[1, 0, 0]` m on a hinge
+/// about y at the origin, 0.5 s at h = 1e-3 under gravity.
+pub const PENDULUM: &str = r#"
+[simulation]
+t_end = 0.5
+h = 1e-3
+gravity = [0.0, 0.0, -9.81]
+[[nodes]]
+name = "ground"
+position = [0.0, 0.0, 0.0]
+fixed = true
+[[nodes]]
+name = "bob"
+position = [1.0, 0.0, 0.0]
+[[elements]]
+type = "rigid_body"
+name = "bob_body"
+nodes = ["bob"]
+mass = 2.0
+inertia = [0.002, 0.002, 0.002]
+[[elements]]
+type = "revolute_joint"
+name = "hinge"
+nodes = ["ground", "bob"]
+anchor = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+"#;
