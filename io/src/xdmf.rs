@@ -165,8 +165,8 @@ enum Form {
     Three,
 }
 
-/// A hyperslab `[first.., rows, cols]` of a dataset of shape `dims`: the `rows × cols` block
-/// (rows of axis 1 for 3-D datasets, of axis 0 for 2-D ones).
+/// A hyperslab (`start`, unit stride, `count`) of a dataset of shape `dims`, read as an array
+/// of dimensions `shape`: e.g. the `N × 3` positions of one record of `/nodes/position`.
 struct Slab<'a> {
     h5: &'a str,
     dataset: &'a str,
@@ -174,7 +174,7 @@ struct Slab<'a> {
     start: &'a [usize],
     count: &'a [usize],
     /// Dimensions of the result (e.g. `[N, 3]`).
-    shape: [usize; 2],
+    shape: &'a [usize],
 }
 
 fn join(v: &[usize]) -> String {
@@ -183,7 +183,7 @@ fn join(v: &[usize]) -> String {
 
 impl Slab<'_> {
     fn write(&self, x: &mut String, form: Form) {
-        let shape = format!("{} {}", self.shape[0], self.shape[1]);
+        let shape = join(self.shape);
         let ones = join(&vec![1; self.dims.len()]);
         match form {
             Form::Two => {
@@ -276,7 +276,7 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
                 dims: &[n, nn, cols],
                 start: &[k, 0, 0],
                 count: &[1, nn, cols],
-                shape: [nn, cols],
+                shape: &[nn, cols],
             }
             .write(x, form)
         };
@@ -304,7 +304,7 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
                     dims: &[n, nn, 9],
                     start: &[k, 0, 3 * a],
                     count: &[1, nn, 3],
-                    shape: [nn, 3],
+                    shape: &[nn, 3],
                 }
                 .write(&mut x, form);
                 x.push_str("</Attribute>");
@@ -359,7 +359,7 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
                     dims: &[m, cols],
                     start: &[first, 0],
                     count: &[rows, cols],
-                    shape: [rows, cols],
+                    shape: &[rows, cols],
                 }
                 .write(x, form)
             };
@@ -375,25 +375,15 @@ fn xdmf_text(scene: &Scene, form: Form) -> String {
             }
             x.push_str("<Attribute Name=\"gap\" AttributeType=\"Scalar\" Center=\"Node\">");
             // `/contacts/gap` is `[m]`: a hyperslab of a 1-D dataset.
-            match form {
-                Form::Two => {
-                    let _ = write!(
-                        x,
-                        "<DataItem ItemType=\"HyperSlab\" Dimensions=\"{rows}\" \
-                         Type=\"HyperSlab\"><!-- /contacts/gap[{first}] --><DataItem \
-                         Dimensions=\"3 1\" NumberType=\"Int\" Format=\"XML\">{first} 1 {rows}\
-                         </DataItem><DataItem Dimensions=\"{m}\" NumberType=\"Float\" \
-                         Precision=\"8\" Format=\"HDF\">{h5}:/contacts/gap</DataItem></DataItem>"
-                    );
-                }
-                Form::Three => {
-                    let _ = write!(
-                        x,
-                        "<DataItem Dimensions=\"{rows}\" NumberType=\"Float\" Precision=\"8\" \
-                         Format=\"HDF\">{h5}:/contacts/gap|{first}:1:{rows}:{m}</DataItem>"
-                    );
-                }
+            Slab {
+                h5: &h5,
+                dataset: "/contacts/gap",
+                dims: &[m],
+                start: &[first],
+                count: &[rows],
+                shape: &[rows],
             }
+            .write(&mut x, form);
             x.push_str("</Attribute></Grid>\n");
         }
         x.push_str("</Grid>\n");
