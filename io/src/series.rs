@@ -107,8 +107,8 @@ fn parse_selector(spec: &str) -> Result<Selector, String> {
     Ok(Selector { path, picks })
 }
 
-/// Resolve a named pick on an axis of length `len`: component letters on a last axis of
-/// length 3 or 4, node names on the node axis of `nodes/*`, stage names on `solver/*`.
+/// Resolve a named pick on axis `axis`: component letters on a last axis of length 3 or 4,
+/// node names on the node axis of `nodes/*`, stage names on `solver/*` ([`axis_names`]).
 fn resolve(
     name: &str,
     axis: usize,
@@ -116,49 +116,32 @@ fn resolve(
     path: &str,
     file: &hdf5::File,
 ) -> Result<usize, String> {
+    let (source, names) = axis_names(file, path, axis, shape)?;
+    if let Some(i) = names.iter().position(|n| n == name) {
+        return Ok(i);
+    }
     let len = shape[axis];
-    let last = axis + 1 == shape.len();
-    if last && len == 3 {
-        if let Some(i) = XYZ.iter().position(|c| *c == name) {
-            return Ok(i);
-        }
-    }
-    if last && len == 4 {
-        if let Some(i) = WXYZ.iter().position(|c| *c == name) {
-            return Ok(i);
-        }
-    }
-    let names_path = if path.starts_with("nodes/") && axis == 1 {
-        Some("nodes/names")
-    } else if path.starts_with("solver/") && axis == 1 {
-        Some("solver/stages")
-    } else {
-        None
-    };
-    if let Some(np) = names_path {
-        let names: Vec<VarLenUnicode> = file
-            .dataset(np)
-            .and_then(|d| d.read_raw())
-            .map_err(|e| format!("cannot read `/{np}`: {e}"))?;
-        if let Some(i) = names.iter().position(|n| n.as_str() == name) {
-            return Ok(i);
-        }
-        let known: Vec<&str> = names.iter().map(|n| n.as_str()).take(20).collect();
-        return Err(format!(
+    Err(match source {
+        Some(np) => format!(
             "no `{name}` in `/{np}` (known: {}{})",
-            known.join(", "),
+            names
+                .iter()
+                .take(20)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
             if names.len() > 20 { ", …" } else { "" }
-        ));
-    }
-    let letters = match len {
-        3 if last => " (or x, y, z)",
-        4 if last => " (or w, x, y, z)",
-        _ => "",
-    };
-    Err(format!(
-        "`{name}` does not name an index of axis {axis} (length {len}): give 0 … {}{letters} or `:`",
-        len.saturating_sub(1)
-    ))
+        ),
+        None => format!(
+            "`{name}` does not name an index of axis {axis} (length {len}): give 0 … {}{} or `:`",
+            len.saturating_sub(1),
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" (or {})", names.join(", "))
+            }
+        ),
+    })
 }
 
 /// Read the series a selector names from an open results file.
@@ -237,7 +220,10 @@ pub fn read_series(file: &hdf5::File, spec: &str) -> Result<Vec<Series>, SeriesE
     let mut combos: Vec<(usize, Vec<String>)> = vec![(0, Vec::new())];
     for (a, idx) in kept.iter().enumerate() {
         let below: usize = inner[a + 1..].iter().product();
-        let names = label_names(file, &sel.path, a + 1, &shape);
+        let names = axis_names(file, &sel.path, a + 1, &shape)
+            .ok()
+            .map(|(_, n)| n)
+            .filter(|n| n.len() == inner[a]);
         let mut next = Vec::with_capacity(combos.len() * idx.len());
         for (off, lab) in &combos {
             for &i in idx {
@@ -262,23 +248,37 @@ pub fn read_series(file: &hdf5::File, spec: &str) -> Result<Vec<Series>, SeriesE
         .collect())
 }
 
-/// Names of the indices of an axis for labels (node names, stage names, component letters).
-fn label_names(file: &hdf5::File, path: &str, axis: usize, shape: &[usize]) -> Option<Vec<String>> {
+/// Names of the indices of axis `axis` of dataset `path`: the node names (`/nodes/names`) on
+/// the node axis of `nodes/*` or the stage names (`/solver/stages`) on `solver/*`, with the
+/// dataset they come from; else the component letters of a last axis of length 3 (`x y z`)
+/// or 4 (`w x y z`); no names otherwise.
+fn axis_names(
+    file: &hdf5::File,
+    path: &str,
+    axis: usize,
+    shape: &[usize],
+) -> Result<(Option<&'static str>, Vec<String>), String> {
+    let letters = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
     let last = axis + 1 == shape.len();
-    match shape[axis] {
-        3 if last => return Some(XYZ.iter().map(|s| s.to_string()).collect()),
-        4 if last => return Some(WXYZ.iter().map(|s| s.to_string()).collect()),
-        _ => {}
-    }
     let np = if path.starts_with("nodes/") && axis == 1 {
         "nodes/names"
     } else if path.starts_with("solver/") && axis == 1 {
         "solver/stages"
     } else {
-        return None;
+        return Ok(match shape[axis] {
+            3 if last => (None, letters(&XYZ)),
+            4 if last => (None, letters(&WXYZ)),
+            _ => (None, Vec::new()),
+        });
     };
-    let names: Vec<VarLenUnicode> = file.dataset(np).ok()?.read_raw().ok()?;
-    (names.len() == shape[axis]).then(|| names.iter().map(|n| n.as_str().to_string()).collect())
+    let names: Vec<VarLenUnicode> = file
+        .dataset(np)
+        .and_then(|d| d.read_raw())
+        .map_err(|e| format!("cannot read `/{np}`: {e}"))?;
+    Ok((
+        Some(np),
+        names.iter().map(|n| n.as_str().to_string()).collect(),
+    ))
 }
 
 /// The record times `/time` of a results file \[s\].
