@@ -50,6 +50,22 @@ enum Command {
         #[arg(value_name = "RESULTS.h5")]
         file: PathBuf,
     },
+    /// Run a parameter study (docs/sweeps.md): every point of STUDY.toml as a run of its own,
+    /// in parallel processes on this machine (--local) or as a Slurm job array (--slurm);
+    /// --collect tabulates finished runs. Finished runs are skipped when run again.
+    Sweep(SweepArgs),
+    /// Run point K of a study: what each process of a sweep and each Slurm array task runs.
+    SweepRun {
+        /// Study file.
+        #[arg(value_name = "STUDY.toml")]
+        study: PathBuf,
+        /// The point (run number, from 0).
+        #[arg(long, value_name = "K")]
+        index: usize,
+        /// Threads evaluating elements (results do not depend on it).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        threads: Option<u64>,
+    },
     /// List the registered element types with their parameters (all, or TYPE).
     Elements {
         /// Only this element type.
@@ -115,6 +131,44 @@ struct RunArgs {
     /// bit-identical for any number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("mode").required(true).args(["local", "slurm", "collect"]))]
+struct SweepArgs {
+    /// Study file (TOML): base model, parameters, reductions.
+    #[arg(value_name = "STUDY.toml")]
+    study: PathBuf,
+    /// Run on this machine, in parallel processes.
+    #[arg(long)]
+    local: bool,
+    /// Submit a Slurm job array (sbatch) of the unfinished runs.
+    #[arg(long)]
+    slurm: bool,
+    /// Build the index (index.csv, index.h5) from the runs' files, e.g. after a Slurm array.
+    #[arg(long)]
+    collect: bool,
+    /// Processes at once with --local (default: the available cores).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), requires = "local")]
+    jobs: Option<u64>,
+    /// Run a study larger than its `max_runs` (default limit 1000).
+    #[arg(long)]
+    yes: bool,
+    /// Slurm partition.
+    #[arg(long, value_name = "P", requires = "slurm")]
+    partition: Option<String>,
+    /// Slurm time limit per run (Slurm's format, e.g. 30:00 or 1-00:00:00).
+    #[arg(long, value_name = "T", requires = "slurm")]
+    time: Option<String>,
+    /// At most K array tasks at once.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..), requires = "slurm")]
+    max_parallel: Option<u64>,
+    /// Wait for the job array to end, then build the index.
+    #[arg(long, requires = "slurm")]
+    wait: bool,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -269,6 +323,15 @@ where
         Command::Forces(args) => forces(args),
         Command::Plot(args) => plot(args),
         Command::Xdmf { file } => xdmf(&file),
+        Command::Sweep(args) => sweep(args),
+        Command::SweepRun {
+            study,
+            index,
+            threads,
+        } => match crate::sweep::sweep_run(&study, index, threads.map(|n| n as usize)) {
+            Ok(report) => done(&report),
+            Err(e) => fail(&e),
+        },
         Command::Elements { kind } => match crate::driver::elements_listing(kind.as_deref()) {
             Ok(text) => {
                 out(text.trim_end());
@@ -305,6 +368,43 @@ fn run(args: RunArgs) -> ExitCode {
     match result {
         Ok(report) => done(&report),
         Err(e) => fail(&e),
+    }
+}
+
+fn sweep(args: SweepArgs) -> ExitCode {
+    use crate::sweep::{collect, sweep_local, sweep_slurm, SlurmOptions};
+    if args.local {
+        let jobs = args.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |n| n as usize,
+        );
+        let quiet = args.quiet || !std::io::stderr().is_terminal();
+        match sweep_local(&args.study, jobs, args.yes, quiet) {
+            Ok(report) if report.index.counts().1 == 0 => done(&report),
+            // Some runs failed: the report (and the index) says which.
+            Ok(report) => {
+                out(&report.to_string());
+                ExitCode::FAILURE
+            }
+            Err(e) => fail(&e),
+        }
+    } else if args.slurm {
+        let o = SlurmOptions {
+            partition: args.partition,
+            time: args.time,
+            max_parallel: args.max_parallel.map(|k| k as usize),
+            wait: args.wait,
+            yes: args.yes,
+        };
+        match sweep_slurm(&args.study, &o) {
+            Ok(report) => done(&report),
+            Err(e) => fail(&e),
+        }
+    } else {
+        match collect(&args.study) {
+            Ok(report) => done(&report),
+            Err(e) => fail(&e),
+        }
     }
 }
 

@@ -204,6 +204,26 @@ pub fn run_text(text: &str, source: &str, req: &RunRequest) -> Result<RunReport,
     run_model_file(file, req, PathBuf::from(DEFAULT_OUTPUT), None)
 }
 
+/// Check a TOML model given as text as `saltus run` would before its first step: parsed,
+/// built and validated with its integrator options; nothing is run or written. The error
+/// leaves out the `source:line:` prefix (a generated text's lines mean nothing to a user).
+pub fn check_text(text: &str, source: &str) -> Result<(), String> {
+    let strip = |msg: String| {
+        msg.strip_prefix(source)
+            .map(|rest| {
+                rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit())
+                    .trim_start()
+                    .to_string()
+            })
+            .unwrap_or(msg)
+    };
+    let mut file = parse_str(text, Format::Toml, source).map_err(|e| strip(e.to_string()))?;
+    let opts = nsga_options(&file.simulation, &RunRequest::default());
+    Nsga::new(&mut file.model, opts)
+        .map(|_| ())
+        .map_err(|e| strip(e.to_string()))
+}
+
 fn run_model_file(
     mut file: ModelFile,
     req: &RunRequest,

@@ -25,6 +25,7 @@
 pub mod cli;
 pub mod driver;
 pub mod plot;
+pub mod sweep;
 
 pub use saltus_core as core;
 pub use saltus_elements as elements;

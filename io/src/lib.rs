@@ -10,6 +10,8 @@
 //!   written in blocks, at least every second) and writes an XDMF sidecar for ParaView.
 //! * [`series`]: time histories read by selectors such as `nodes/position[slider].x`
 //!   (`saltus plot`).
+//! * [`study`]: parameter studies (`saltus sweep`): a base model, parameters addressed by
+//!   path, one model file per point and an index of the runs (`index.csv`, `index.h5`).
 //! * [`forces`]: contact forces recovered from a result file's impulses
 //!   (`/contact_forces`, `saltus forces`).
 //!
@@ -70,6 +72,7 @@ pub mod hdf5_sink;
 mod live_forces;
 pub mod model_file;
 pub mod series;
+pub mod study;
 pub mod xdmf;
 
 pub use hdf5_sink::Hdf5Sink;

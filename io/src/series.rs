@@ -75,6 +75,11 @@ fn parse_pick(s: &str) -> Pick {
     }
 }
 
+/// Check a selector's syntax without a file (e.g. before any run of a study exists).
+pub fn check_selector(spec: &str) -> Result<(), String> {
+    parse_selector(spec).map(|_| ())
+}
+
 /// Split `path[a, b].c` into the path and its picks (`.c` appends a last-axis pick).
 fn parse_selector(spec: &str) -> Result<Selector, String> {
     let spec = spec.trim();

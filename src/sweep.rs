@@ -1,0 +1,500 @@
+//! `saltus sweep`: run every point of a parameter study ([`saltus_io::study`]) in parallel
+//! processes on this machine, or as a Slurm job array, and tabulate the runs in an index.
+//!
+//! Every run — local or on a cluster node — is the same command, `saltus sweep-run STUDY
+//! --index K`: it writes the point's model file `run-K.toml`, runs it to `run-K.h5` and records
+//! its status in `run-K.json`. So both modes give the same files, and the same results for the
+//! same point, bit for bit. A run whose status is `ok` and whose model file is still the
+//! point's model is skipped when the study is run again.
+
+use crate::driver::{check_text, run_file, RunRequest};
+use saltus_io::study::index::{self, Index};
+use saltus_io::study::{RunState, RunStatus, Study};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Environment variable through which a local sweep tells its runs its process id: a run
+/// started so ends when the sweep ends (killed or interrupted), instead of running on
+/// unsupervised.
+pub const PARENT_ENV: &str = "SALTUS_SWEEP_PARENT";
+
+/// Error points listed in full before "… and N more".
+const SHOWN_ERRORS: usize = 10;
+
+/// Load a study and check it before anything runs: its size against `max_runs` (unless
+/// `yes`), and every point's model (parsed, built and validated as `saltus run` would).
+pub fn prepare(path: &Path, yes: bool) -> Result<Study, String> {
+    let study = Study::load(path).map_err(|e| e.to_string())?;
+    if study.len() > study.max_runs && !yes {
+        return Err(format!(
+            "{}: {} runs, more than the limit of {} (`max_runs` in the study file); give --yes \
+             to run them all",
+            path.display(),
+            study.len(),
+            study.max_runs
+        ));
+    }
+    let mut errors = Vec::new();
+    for k in 0..study.len() {
+        let checked = study
+            .model_text(k)
+            .map_err(|e| e.to_string())
+            .and_then(|text| check_text(&text, &study.run_name(k)));
+        if let Err(e) = checked {
+            errors.push(format!("  point {k} ({}): {e}", study.describe(k)));
+        }
+    }
+    if errors.is_empty() {
+        return Ok(study);
+    }
+    let n = errors.len();
+    let mut msg = format!(
+        "{}: {n} of {} points are invalid models; nothing was run:\n",
+        path.display(),
+        study.len()
+    );
+    for e in errors.iter().take(SHOWN_ERRORS) {
+        let _ = writeln!(msg, "{e}");
+    }
+    if n > SHOWN_ERRORS {
+        let _ = writeln!(msg, "  … and {} more", n - SHOWN_ERRORS);
+    }
+    Err(msg.trim_end().to_string())
+}
+
+fn create_folder(study: &Study) -> Result<(), String> {
+    std::fs::create_dir_all(&study.folder).map_err(|e| {
+        format!(
+            "{}: cannot create the study's folder: {e}",
+            study.folder.display()
+        )
+    })
+}
+
+/// What a sweep did.
+#[derive(Clone, Debug)]
+pub struct SweepReport {
+    /// Runs of the study.
+    pub runs: usize,
+    /// Runs skipped because they had finished before.
+    pub skipped: usize,
+    /// Runs started now.
+    pub started: usize,
+    /// The index after the sweep.
+    pub index: Index,
+    /// `index.csv` and `index.h5`.
+    pub files: (PathBuf, PathBuf),
+    /// Wall time of the sweep \[s\].
+    pub wall: f64,
+}
+
+impl std::fmt::Display for SweepReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ok, failed, other) = self.index.counts();
+        write!(
+            f,
+            "saltus sweep: {} runs: {} ran now, {} had finished before; {ok} ok, {failed} \
+             failed{}; {:.2} s; index in {} and {}",
+            self.runs,
+            self.started,
+            self.skipped,
+            if other > 0 {
+                format!(", {other} without results")
+            } else {
+                String::new()
+            },
+            self.wall,
+            self.files.0.display(),
+            self.files.1.display()
+        )?;
+        for r in self
+            .index
+            .rows
+            .iter()
+            .filter(|r| r.status == index::RowStatus::Failed)
+            .take(SHOWN_ERRORS)
+        {
+            write!(f, "\n  run {} failed: {}", r.run, r.error)?;
+        }
+        Ok(())
+    }
+}
+
+/// Run the study's unfinished points on this machine, `jobs` processes at a time (each a
+/// `saltus sweep-run` of the running program), then write the index. A failed run does not
+/// stop the others.
+pub fn sweep_local(
+    path: &Path,
+    jobs: usize,
+    yes: bool,
+    quiet: bool,
+) -> Result<SweepReport, String> {
+    let start = Instant::now();
+    let study = prepare(path, yes)?;
+    create_folder(&study)?;
+    let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the running program to start runs: {e}"))?;
+    let study_path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let jobs = jobs.max(1).min(todo.len().max(1));
+    // Parallel processes share the cores: one element thread each (results do not depend on it).
+    let threads = if jobs > 1 { Some(1) } else { None };
+    let bar = (!quiet && !todo.is_empty()).then(|| {
+        let bar = indicatif::ProgressBar::new(todo.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "[{bar:40}] {pos}/{len} runs  elapsed {elapsed}  eta {eta}  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("#>."),
+        );
+        bar
+    });
+    let next = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(0);
+    let spawn_error = Mutex::new(None::<String>);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&k) = todo.get(i) else { break };
+                let mut cmd = Command::new(&exe);
+                cmd.arg("sweep-run")
+                    .arg(&study_path)
+                    .args(["--index", &k.to_string()])
+                    .env(PARENT_ENV, std::process::id().to_string())
+                    .stdin(Stdio::null());
+                if let Some(t) = threads {
+                    cmd.args(["--threads", &t.to_string()]);
+                }
+                match cmd.output() {
+                    Ok(out) => {
+                        let ok = study.status(k).is_some_and(|s| s.state == RunState::Ok);
+                        if !ok {
+                            failed.fetch_add(1, Ordering::Relaxed);
+                            // A run that died before recording its end (killed, crashed):
+                            // record what it printed.
+                            if study.status(k).is_none_or(|s| s.state == RunState::Running) {
+                                let text = String::from_utf8_lossy(&out.stderr);
+                                let why = text.trim();
+                                let _ = RunStatus {
+                                    state: RunState::Failed,
+                                    error: Some(if why.is_empty() {
+                                        format!("the run ended without a result ({})", out.status)
+                                    } else {
+                                        why.trim_start_matches("saltus: error: ").to_string()
+                                    }),
+                                    steps: 0,
+                                    t_final: 0.0,
+                                    wall_time: 0.0,
+                                    max_iterations: 0,
+                                }
+                                .write(&study.run_status(k));
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        *spawn_error.lock().expect("no panic holds it") =
+                            Some(format!("cannot start {}: {e}", exe.display()));
+                        next.store(todo.len(), Ordering::Relaxed);
+                    }
+                }
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                    let f = failed.load(Ordering::Relaxed);
+                    if f > 0 {
+                        bar.set_message(format!("{f} failed"));
+                    }
+                }
+            });
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.abandon();
+    }
+    if let Some(e) = spawn_error.into_inner().expect("no panic holds it") {
+        return Err(e);
+    }
+    let index = index::collect(&study);
+    let files = index::write(&index, &study)?;
+    Ok(SweepReport {
+        runs: study.len(),
+        skipped: study.len() - todo.len(),
+        started: todo.len(),
+        index,
+        files,
+        wall: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// End this process when the sweep that started it ends (Linux: the parent-death signal).
+/// Started otherwise (by hand, by Slurm), a run is on its own.
+fn follow_parent() {
+    #[cfg(target_os = "linux")]
+    if let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    {
+        use rustix::process::{getppid, set_parent_process_death_signal, Signal};
+        if set_parent_process_death_signal(Some(Signal::KILL)).is_ok()
+            && getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent)
+        {
+            // The sweep ended before the signal was armed.
+            std::process::exit(1);
+        }
+    }
+}
+
+/// `saltus sweep-run STUDY --index K`: run point `K` of a study (what the local sweep and
+/// each Slurm array task do). Returns the run's status line.
+pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String, String> {
+    follow_parent();
+    let study = Study::load(path).map_err(|e| e.to_string())?;
+    if k >= study.len() {
+        return Err(format!(
+            "{}: no run {k}: the study has runs 0 to {}",
+            path.display(),
+            study.len() - 1
+        ));
+    }
+    create_folder(&study)?;
+    let status_path = study.run_status(k);
+    let fail = |error: String| {
+        let _ = RunStatus {
+            state: RunState::Failed,
+            error: Some(error.clone()),
+            steps: 0,
+            t_final: 0.0,
+            wall_time: 0.0,
+            max_iterations: 0,
+        }
+        .write(&status_path);
+        error
+    };
+    let text = study.model_text(k).map_err(|e| fail(e.to_string()))?;
+    let model = study.run_model(k);
+    let tmp = model.with_extension("toml.tmp");
+    std::fs::write(&tmp, &text)
+        .and_then(|()| std::fs::rename(&tmp, &model))
+        .map_err(|e| fail(format!("{}: cannot write: {e}", model.display())))?;
+    RunStatus {
+        state: RunState::Running,
+        error: None,
+        steps: 0,
+        t_final: 0.0,
+        wall_time: 0.0,
+        max_iterations: 0,
+    }
+    .write(&status_path)
+    .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
+    let req = RunRequest {
+        threads,
+        quiet: true,
+        ..RunRequest::default()
+    };
+    let start = Instant::now();
+    match run_file(&model, &req) {
+        Ok(report) => {
+            let s = &report.summary;
+            RunStatus {
+                state: RunState::Ok,
+                error: None,
+                steps: s.steps as u64,
+                t_final: s.t,
+                wall_time: start.elapsed().as_secs_f64(),
+                max_iterations: s.max_iterations().iter().copied().max().unwrap_or(0) as u64,
+            }
+            .write(&status_path)
+            .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
+            Ok(report.to_string())
+        }
+        Err(e) => Err(fail(e.to_string())),
+    }
+}
+
+/// `saltus sweep STUDY --collect`: (re)build the index from the runs' files.
+pub fn collect(path: &Path) -> Result<String, String> {
+    let study = Study::load(path).map_err(|e| e.to_string())?;
+    if !study.folder.is_dir() {
+        return Err(format!(
+            "{}: no runs yet (no folder {})",
+            path.display(),
+            study.folder.display()
+        ));
+    }
+    let index = index::collect(&study);
+    let (csv, h5) = index::write(&index, &study)?;
+    let (ok, failed, other) = index.counts();
+    Ok(format!(
+        "saltus sweep: {} runs: {ok} ok, {failed} failed, {other} without results; index in {} \
+         and {}",
+        study.len(),
+        csv.display(),
+        h5.display()
+    ))
+}
+
+/// Options of `saltus sweep --slurm`.
+#[derive(Clone, Debug, Default)]
+pub struct SlurmOptions {
+    /// `--partition`.
+    pub partition: Option<String>,
+    /// `--time` (Slurm's format, e.g. `30:00`), per task.
+    pub time: Option<String>,
+    /// At most this many tasks at once (`--array=…%K`).
+    pub max_parallel: Option<usize>,
+    /// Wait for the job array to end (`sbatch --wait`), then collect the index.
+    pub wait: bool,
+    /// Run larger studies than `max_runs`.
+    pub yes: bool,
+}
+
+/// Indices as Slurm's array list, ranges compressed: `0-2,5,7-9`.
+fn array_list(ks: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ks.len() {
+        let mut j = i;
+        while j + 1 < ks.len() && ks[j + 1] == ks[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", ks[i], ks[j])
+        } else {
+            ks[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// A shell word in single quotes.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The batch script of a study's job array: one task per unfinished run, each `saltus
+/// sweep-run STUDY --index $SLURM_ARRAY_TASK_ID`.
+pub fn batch_script(
+    study: &Study,
+    exe: &Path,
+    study_path: &Path,
+    todo: &[usize],
+    o: &SlurmOptions,
+) -> String {
+    let folder = std::path::absolute(&study.folder).unwrap_or_else(|_| study.folder.clone());
+    let name = study
+        .path
+        .file_stem()
+        .map_or("study".into(), |s| s.to_string_lossy().into_owned());
+    let mut s = String::from("#!/bin/bash\n");
+    let _ = writeln!(
+        s,
+        "# Written by `saltus sweep --slurm` for {}.",
+        study_path.display()
+    );
+    let _ = writeln!(s, "#SBATCH --job-name=saltus-{name}");
+    let mut array = array_list(todo);
+    if let Some(k) = o.max_parallel {
+        let _ = write!(array, "%{k}");
+    }
+    let _ = writeln!(s, "#SBATCH --array={array}");
+    let _ = writeln!(s, "#SBATCH --ntasks=1");
+    let _ = writeln!(s, "#SBATCH --cpus-per-task=1");
+    let _ = writeln!(s, "#SBATCH --chdir={}", folder.display());
+    let _ = writeln!(s, "#SBATCH --output={}/slurm/%A_%a.out", folder.display());
+    if let Some(p) = &o.partition {
+        let _ = writeln!(s, "#SBATCH --partition={p}");
+    }
+    if let Some(t) = &o.time {
+        let _ = writeln!(s, "#SBATCH --time={t}");
+    }
+    let _ = writeln!(
+        s,
+        "exec {} sweep-run {} --index \"$SLURM_ARRAY_TASK_ID\" --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"",
+        quote(&exe.display().to_string()),
+        quote(&study_path.display().to_string())
+    );
+    s
+}
+
+/// `saltus sweep STUDY --slurm`: write `sweep.sbatch` into the study's folder and submit it
+/// with `sbatch`; with `wait`, block until the array ends and write the index.
+pub fn sweep_slurm(path: &Path, o: &SlurmOptions) -> Result<String, String> {
+    let study = prepare(path, o.yes)?;
+    create_folder(&study)?;
+    let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
+    if todo.is_empty() {
+        return collect(path).map(|s| format!("every run had finished; {s}"));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the running program for the tasks: {e}"))?;
+    let study_path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::create_dir_all(study.folder.join("slurm"))
+        .map_err(|e| format!("{}: {e}", study.folder.join("slurm").display()))?;
+    let script_path = study.folder.join("sweep.sbatch");
+    std::fs::write(
+        &script_path,
+        batch_script(&study, &exe, &study_path, &todo, o),
+    )
+    .map_err(|e| format!("{}: cannot write: {e}", script_path.display()))?;
+    let mut cmd = Command::new("sbatch");
+    cmd.arg("--parsable");
+    if o.wait {
+        cmd.arg("--wait");
+    }
+    let out = cmd.arg(&script_path).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            "sbatch not found: --slurm needs Slurm's client commands on PATH (or use --local)"
+                .to_string()
+        } else {
+            format!("cannot run sbatch: {e}")
+        }
+    })?;
+    let job = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // With --wait, sbatch's exit status is the array's (non-zero when a task failed): the
+    // index says which.
+    if !o.wait && !out.status.success() || job.is_empty() {
+        return Err(format!(
+            "sbatch refused {}: {}",
+            script_path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let submitted = format!(
+        "submitted job array {job} ({} task{} of {} runs; script {})",
+        todo.len(),
+        if todo.len() == 1 { "" } else { "s" },
+        study.len(),
+        script_path.display()
+    );
+    if o.wait {
+        Ok(format!("{submitted}; it ended\n{}", collect(path)?))
+    } else {
+        Ok(format!(
+            "{submitted}\nwhen it ends: saltus sweep {} --collect",
+            path.display()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_lists_compress_ranges() {
+        assert_eq!(array_list(&[0, 1, 2, 5, 7, 8, 9]), "0-2,5,7-9");
+        assert_eq!(array_list(&[3]), "3");
+        assert_eq!(array_list(&[]), "");
+    }
+
+    #[test]
+    fn shell_words_survive_quotes() {
+        assert_eq!(quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+}
