@@ -6,9 +6,10 @@
 //! count. The models are large enough (≥ 32 elements) for the parallel assembly to engage.
 
 mod bench_models;
+mod common;
 
 use bench_models::{balls, cantilever};
-use hdf5_metno as hdf5;
+use common::datasets;
 use saltus::io::Hdf5Sink;
 use saltus::prelude::*;
 use std::path::Path;
@@ -21,33 +22,6 @@ fn run(mut model: Model, mut opts: NsgaOptions, threads: usize, path: &Path) -> 
     assert!(model.elements().len() >= saltus::solvers::stage::PARALLEL_MIN_ELEMENTS);
     let mut sink = Hdf5Sink::create(path).unwrap();
     solver.run(&mut model, &mut sink, &mut |_| {}).unwrap()
-}
-
-/// Every dataset of the file with its raw bytes, by path.
-fn datasets(path: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(g: &hdf5::Group, out: &mut Vec<(String, Vec<u8>)>) {
-        for ds in g.datasets().unwrap() {
-            let bytes: Vec<u8> = if ds.dtype().unwrap().is::<f64>() {
-                let v: Vec<f64> = ds.read_raw().unwrap();
-                v.iter().flat_map(|x| x.to_le_bytes()).collect()
-            } else if ds.dtype().unwrap().is::<u64>() {
-                let v: Vec<u64> = ds.read_raw().unwrap();
-                v.iter().flat_map(|x| x.to_le_bytes()).collect()
-            } else {
-                // Names (variable-length strings) and indices: compared through their text.
-                format!("{:?}", ds.read_raw::<hdf5::types::VarLenUnicode>().ok()).into_bytes()
-            };
-            out.push((ds.name(), bytes));
-        }
-        for sub in g.groups().unwrap() {
-            walk(&sub, out);
-        }
-    }
-    let file = hdf5::File::open(path).unwrap();
-    let mut out = Vec::new();
-    walk(&file, &mut out);
-    out.sort();
-    out
 }
 
 fn compare(name: &str, model: impl Fn() -> Model, opts: NsgaOptions) {

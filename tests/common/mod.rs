@@ -1,6 +1,7 @@
 //! Helpers shared by the command-line tests: run the `saltus` binary in a scratch directory.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -64,3 +65,30 @@ nodes = ["ground", "bob"]
 anchor = [0.0, 0.0, 0.0]
 axis = [0.0, 1.0, 0.0]
 "#;
+
+/// Every dataset of the file with its raw bytes, by path.
+pub fn datasets(path: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(g: &hdf5::Group, out: &mut Vec<(String, Vec<u8>)>) {
+        for ds in g.datasets().unwrap() {
+            let bytes: Vec<u8> = if ds.dtype().unwrap().is::<f64>() {
+                let v: Vec<f64> = ds.read_raw().unwrap();
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            } else if ds.dtype().unwrap().is::<u64>() {
+                let v: Vec<u64> = ds.read_raw().unwrap();
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            } else {
+                // Names (variable-length strings) and indices: compared through their text.
+                format!("{:?}", ds.read_raw::<hdf5::types::VarLenUnicode>().ok()).into_bytes()
+            };
+            out.push((ds.name(), bytes));
+        }
+        for sub in g.groups().unwrap() {
+            walk(&sub, out);
+        }
+    }
+    let file = hdf5::File::open(path).unwrap();
+    let mut out = Vec::new();
+    walk(&file, &mut out);
+    out.sort();
+    out
+}

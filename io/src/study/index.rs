@@ -10,7 +10,7 @@
 //! | `/error` | string `[N]` | error message of a failed run, else empty |
 //! | `/file` | string `[N]` | results file name, relative to the index |
 //! | `/parameters/<path>` | f64 `[N]`, f64 `[N, m]` or string `[N]` | the parameter's value (attribute `path`) |
-//! | `/reductions/<name>` | f64 `[N]` | `steps`, `t_final` \[s\], `wall_time` \[s\], `max_iterations`, then the study's reductions (attributes `dataset`, `op`, `unit`); NaN where a run has no value |
+//! | `/reductions/<name>` | f64 `[N]` | `steps`, `t_final` \[s\], `wall_time` \[s\], `max_iterations`, then the study's reductions (attributes `dataset`, `op`, `unit`); NaN where a run has no value (runs that are not `ok`) |
 //!
 //! Root attributes: `study` (the study file's text), `model` (the base model's path).
 
@@ -143,7 +143,7 @@ pub fn collect(study: &Study) -> Index {
             },
         };
         if let Some(s) = &status {
-            if matches!(state, RowStatus::Ok | RowStatus::Failed) {
+            if state == RowStatus::Ok {
                 values[..4].copy_from_slice(&[
                     s.steps as f64,
                     s.t_final,
@@ -152,7 +152,8 @@ pub fn collect(study: &Study) -> Index {
                 ]);
             }
             if let Some(e) = &s.error {
-                error = e.clone();
+                // One line per run in the index.
+                error = e.lines().map(str::trim).collect::<Vec<_>>().join(" ");
             }
         }
         if state == RowStatus::Ok && !study.reductions.is_empty() {

@@ -148,6 +148,8 @@ pub struct Study {
     pub text: String,
     /// The base model file.
     pub model_path: PathBuf,
+    /// The base model's path as the study file writes it (relative to the study file).
+    model_written: PathBuf,
     /// Where runs and index are written.
     pub folder: PathBuf,
     /// How the parameters combine.
@@ -402,6 +404,7 @@ impl Study {
         let spec: StudySpec = toml::from_str(&text).map_err(|e| fail(e.to_string()))?;
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
         let model_path = dir.join(&spec.model);
+        let model_written = spec.model.clone();
         let model_text = std::fs::read_to_string(&model_path).map_err(|e| {
             fail(format!(
                 "`model`: cannot read base model `{}`: {e}",
@@ -512,6 +515,7 @@ impl Study {
             path: path.to_path_buf(),
             text,
             model_path,
+            model_written,
             folder,
             combine: spec.combine,
             parameters,
@@ -603,12 +607,14 @@ impl Study {
             file: self.path.display().to_string(),
             message: format!("cannot write the model of run {k}: {e}"),
         })?;
+        // Names as written (not as invoked), so that the text of a point is the same from
+        // every working directory: it decides whether a finished run is current.
+        let study = self.path.file_name().unwrap_or_default().to_string_lossy();
         Ok(format!(
-            "# Run {k} of the study {}: {}\n# The base model {} with these values \
+            "# Run {k} of the study {study}: {}\n# Its base model {} with these values \
              (written by `saltus sweep`; `saltus run` on this file repeats the run).\n\n{body}",
-            self.path.display(),
             self.describe(k),
-            self.model_path.display(),
+            self.model_written.display(),
         ))
     }
 
