@@ -40,7 +40,8 @@ enum Command {
     /// the file's /contact_forces group (docs/hdf5-layout.md).
     Forces(ForcesArgs),
     /// Plot time histories of a results file to PNG or SVG, e.g.
-    /// `saltus plot crank.h5 nodes/position[slider].x energy/total -o crank.png`.
+    /// `saltus plot crank.h5 nodes/position[slider].x energy/total -o crank.png`; or a
+    /// sweep's results against a parameter: `saltus plot index.h5 --x simulation.h --y rebound`.
     Plot(PlotArgs),
     /// (Re)write the ParaView sidecars of a results file: RESULTS.xdmf (ParaView's XDMF
     /// Reader) and RESULTS.xdmf3 (the Xdmf3 readers); nodes, beams as polylines, contacts
@@ -183,8 +184,22 @@ struct PlotArgs {
     /// selection per further axis (index, `:`, node or stage name, component x/y/z or w)
     /// and a component suffix: `energy/total`, `nodes/position[slider].x`,
     /// `nodes/rotation[2, w]`, `elements/hinge/reaction[0]`, `solver/iterations[position]`.
-    #[arg(value_name = "DATASET", required = true)]
+    #[arg(
+        value_name = "DATASET",
+        required_unless_present = "x",
+        conflicts_with = "x"
+    )]
     datasets: Vec<String>,
+    /// Plot a sweep's index.h5 instead: the abscissa, a parameter path or reduction name
+    /// (one curve per combination of the other parameters), e.g. `--x simulation.h`.
+    #[arg(long, value_name = "COLUMN", requires = "y")]
+    x: Option<String>,
+    /// With --x: the ordinate, a reduction name (repeatable), e.g. `--y rebound`.
+    #[arg(long, value_name = "COLUMN", requires = "x")]
+    y: Vec<String>,
+    /// Logarithmic axes: x, y or xy.
+    #[arg(long, value_name = "AXES", value_parser = ["x", "y", "xy"])]
+    log: Option<String>,
     /// Image file, .png or .svg (default: RESULTS.png).
     #[arg(short, long, value_name = "FIG.png|FIG.svg")]
     output: Option<PathBuf>,
@@ -447,6 +462,26 @@ fn forces(args: ForcesArgs) -> ExitCode {
 }
 
 fn plot(args: PlotArgs) -> ExitCode {
+    let log = args.log.unwrap_or_default();
+    if let Some(x) = args.x {
+        let req = crate::plot::IndexPlotRequest {
+            file: args.file,
+            x,
+            y: args.y,
+            output: args.output,
+            title: args.title,
+            size: args.size,
+            log_x: log.contains('x'),
+            log_y: log.contains('y'),
+        };
+        return match crate::plot::plot_index(&req) {
+            Ok(report) => done(&report),
+            Err(e) => fail(&e),
+        };
+    }
+    if !log.is_empty() {
+        return fail(&"--log applies to sweep plots (--x, --y)");
+    }
     let req = crate::plot::PlotRequest {
         file: args.file,
         selectors: args.datasets,

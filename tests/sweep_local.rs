@@ -187,6 +187,57 @@ fn sweep_local_matches_single_runs_and_the_analytic_rebound() {
         .to_string();
     assert_eq!(unit, "m");
 
+    // The index plotted against h on a log axis: one curve per restitution, three points
+    // each, equally spaced (h doubles), the e = 0.8 curve above the e = 0.5 one.
+    let o = saltus_ok(
+        &[
+            "plot",
+            "bounce/index.h5",
+            "--x",
+            "simulation.h",
+            "--y",
+            "rebound",
+            "--log",
+            "x",
+            "-o",
+            "r.svg",
+        ],
+        &dir,
+    );
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("2 series of 6 records (elements.floor.restitution = 0.5, elements.floor.restitution = 0.8)"),
+        "{report}"
+    );
+    let svg = std::fs::read_to_string(dir.join("r.svg")).unwrap();
+    assert!(
+        svg.contains("rebound [m]") && svg.contains("simulation.h"),
+        "axis labels"
+    );
+    let curves: Vec<Vec<(f64, f64)>> = svg
+        .split("points=\"")
+        .skip(1)
+        .map(|rest| {
+            rest[..rest.find('"').unwrap()]
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect::<Vec<(f64, f64)>>()
+        })
+        .filter(|c| c.len() == 3)
+        .collect();
+    assert_eq!(curves.len(), 2, "{curves:?}");
+    for c in &curves {
+        // Whole pixels: 1 px resolution.
+        assert!(
+            ((c[1].0 - c[0].0) - (c[2].0 - c[1].0)).abs() <= 1.0,
+            "{c:?}"
+        );
+    }
+    assert!(curves[1][0].1 < curves[0][0].1, "e = 0.8 rebounds higher");
+
     // Every point's model file runs on its own to the same results.
     let o = saltus_ok(
         &["run", "bounce/run-004.toml", "-o", "again.h5", "-q"],

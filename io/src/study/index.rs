@@ -364,3 +364,137 @@ pub fn write(index: &Index, study: &Study) -> Result<(PathBuf, PathBuf), String>
         .map_err(|e| format!("{}: cannot write: {e}", h5_path.display()))?;
     Ok((csv_path, h5_path))
 }
+
+/// A column of an `index.h5` read back: per run a number (NaN where none) and its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// Parameter path or reduction name.
+    pub name: String,
+    /// Unit (reductions with a unit attribute; else empty).
+    pub unit: String,
+    /// Per run: the number (NaN for text or missing values).
+    pub values: Vec<f64>,
+    /// Per run: the value as text (for labels and grouping).
+    pub text: Vec<String>,
+}
+
+/// An `index.h5` read back: its parameters and reductions, in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexFile {
+    /// `/parameters/*`.
+    pub parameters: Vec<Column>,
+    /// `/reductions/*`.
+    pub reductions: Vec<Column>,
+    /// `/status` per run.
+    pub status: Vec<String>,
+}
+
+impl IndexFile {
+    /// Read an `index.h5` written by [`write`]; the error names the file.
+    pub fn read(path: &Path) -> Result<IndexFile, String> {
+        let fail = |m: String| format!("{}: {m}", path.display());
+        let file = hdf5::File::open(path).map_err(|e| fail(format!("cannot open as HDF5: {e}")))?;
+        let (Ok(params), Ok(reds)) = (file.group("parameters"), file.group("reductions")) else {
+            return Err(fail(
+                "not an index of `saltus sweep` (no /parameters and /reductions)".into(),
+            ));
+        };
+        let status: Vec<String> = file
+            .dataset("status")
+            .and_then(|d| d.read_raw::<VarLenUnicode>())
+            .map_err(|e| fail(format!("`/status`: {e}")))?
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let read = |g: &hdf5::Group| -> Result<Vec<Column>, String> {
+            let mut names = g.member_names().map_err(|e| fail(e.to_string()))?;
+            // Creation order, not the alphabetical order of member_names.
+            let order = |n: &String| {
+                if g.name() == "/reductions" {
+                    SUMMARY_COLUMNS
+                        .iter()
+                        .position(|c| c == n)
+                        .unwrap_or(SUMMARY_COLUMNS.len())
+                } else {
+                    0
+                }
+            };
+            names.sort_by_key(order);
+            names
+                .into_iter()
+                .map(|n| {
+                    let ds = g.dataset(&n).map_err(|e| fail(format!("`{n}`: {e}")))?;
+                    let unit = ds
+                        .attr("unit")
+                        .and_then(|a| a.read_scalar::<VarLenUnicode>())
+                        .map(|u| u.to_string())
+                        .unwrap_or_default();
+                    let shape = ds.shape();
+                    let (values, text) = if let Ok(x) = ds.read_raw::<f64>() {
+                        if shape.len() == 2 {
+                            let m = shape[1].max(1);
+                            let text = x
+                                .chunks(m)
+                                .map(|r| {
+                                    format!(
+                                        "[{}]",
+                                        r.iter()
+                                            .map(|v| format!("{v:?}"))
+                                            .collect::<Vec<_>>()
+                                            .join(", ")
+                                    )
+                                })
+                                .collect();
+                            (vec![f64::NAN; shape[0]], text)
+                        } else {
+                            let text = x.iter().map(|v| format!("{v:?}")).collect();
+                            (x, text)
+                        }
+                    } else {
+                        let s: Vec<String> = ds
+                            .read_raw::<VarLenUnicode>()
+                            .map_err(|e| fail(format!("`{n}`: {e}")))?
+                            .iter()
+                            .map(|s| s.to_string())
+                            .collect();
+                        (vec![f64::NAN; s.len()], s)
+                    };
+                    Ok(Column {
+                        name: n,
+                        unit,
+                        values,
+                        text,
+                    })
+                })
+                .collect()
+        };
+        Ok(IndexFile {
+            parameters: read(&params)?,
+            reductions: read(&reds)?,
+            status,
+        })
+    }
+
+    /// The column named `name`: a parameter path or a reduction name.
+    pub fn column(&self, name: &str) -> Result<&Column, String> {
+        self.parameters
+            .iter()
+            .chain(&self.reductions)
+            .find(|c| c.name == name)
+            .ok_or_else(|| {
+                format!(
+                    "no column `{name}` (parameters: {}; reductions: {})",
+                    self.parameters
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.reductions
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+}

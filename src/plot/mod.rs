@@ -8,6 +8,9 @@ use plotters::prelude::*;
 use saltus_io::series::{open, read_series, read_time, Series};
 use std::path::{Path, PathBuf};
 
+mod index;
+pub use index::{plot_index, IndexPlotRequest};
+
 /// What to plot and where.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlotRequest {
@@ -49,12 +52,12 @@ impl std::fmt::Display for PlotReport {
 
 /// Image formats `plot` writes, from the output's extension.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Format {
+pub(crate) enum Format {
     Png,
     Svg,
 }
 
-fn format_of(path: &Path) -> Result<Format, String> {
+pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
     match path
         .extension()
         .and_then(|e| e.to_str())
@@ -125,7 +128,7 @@ pub fn plot(req: &PlotRequest) -> Result<PlotReport, String> {
     })
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(crate) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
