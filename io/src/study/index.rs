@@ -9,7 +9,7 @@
 //! | `/status` | string `[N]` | `ok`, `failed`, `incomplete` (started, not ended), `missing`, `stale` (results of another version of the study) |
 //! | `/error` | string `[N]` | error message of a failed run, else empty |
 //! | `/file` | string `[N]` | results file name, relative to the index |
-//! | `/parameters/<path>` | f64 `[N]`, f64 `[N, m]` or string `[N]` | the parameter's value (attribute `path`) |
+//! | `/parameters/<path>` | f64 `[N]`, f64 `[N, m]` or string `[N]` | the parameter's value (attributes `path`, `unit`) |
 //! | `/reductions/<name>` | f64 `[N]` | `steps`, `t_final` \[s\], `wall_time` \[s\], `max_iterations`, then the study's reductions (attributes `dataset`, `op`, `unit`); NaN where a run has no value (runs that are not `ok`) |
 //!
 //! Root attributes: `study` (the study file's text), `model` (the base model's path).
@@ -72,6 +72,8 @@ pub struct Row {
 pub struct Index {
     /// Parameter paths (column names).
     pub parameters: Vec<String>,
+    /// Units of the parameters (empty when unknown).
+    pub parameter_units: Vec<String>,
     /// Value column names: [`SUMMARY_COLUMNS`] then the reductions'.
     pub columns: Vec<String>,
     /// One row per run.
@@ -198,6 +200,11 @@ pub fn collect(study: &Study) -> Index {
     }
     Index {
         parameters: study.parameters.iter().map(|p| p.path.clone()).collect(),
+        parameter_units: study
+            .parameters
+            .iter()
+            .map(|p| study.unit(&p.path))
+            .collect(),
         columns,
         rows,
         units,
@@ -331,6 +338,7 @@ fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
             }
         };
         attr(&ds, "path", p)?;
+        attr(&ds, "unit", &index.parameter_units[j])?;
     }
     let reductions = file.create_group("reductions")?;
     for (j, c) in index.columns.iter().enumerate() {

@@ -618,6 +618,60 @@ impl Study {
         ))
     }
 
+    /// The unit of a parameter (empty when unknown or none): element and composite keys from
+    /// their registered parameter docs (what `saltus elements` lists), `simulation` and node
+    /// keys from their documented units.
+    pub fn unit(&self, path: &str) -> String {
+        let parts: Vec<&str> = path.split('.').collect();
+        let key = *parts.last().unwrap_or(&"");
+        let documented = |params: Option<fn() -> Vec<saltus_core::ParamDoc>>| {
+            params
+                .and_then(|p| p().into_iter().find(|d| d.key == key))
+                .and_then(|d| d.unit)
+                .unwrap_or_default()
+        };
+        match parts.first().copied() {
+            // Units of SimulationSettings' and NodeDef's documented keys.
+            Some("simulation") => match key {
+                "t_end" | "h" => "s",
+                "gravity" => "m/s^2",
+                _ => "",
+            }
+            .into(),
+            Some("nodes") => match key {
+                "position" => "m",
+                "velocity" => "m/s",
+                "angular_velocity" => "rad/s",
+                "rotation_vector" => "rad",
+                _ => "",
+            }
+            .into(),
+            Some("elements") => {
+                let kind = self
+                    .base
+                    .get("elements")
+                    .and_then(|e| e.as_array())
+                    .and_then(|entries| {
+                        entries.iter().find(|e| {
+                            e.get("name").and_then(|n| n.as_str()) == parts.get(1).copied()
+                        })
+                    })
+                    .and_then(|e| e.get("type"))
+                    .and_then(|t| t.as_str())
+                    .and_then(|t| {
+                        saltus_core::element_kinds()
+                            .iter()
+                            .find(|k| k.type_name == t)
+                    });
+                kind.map(|k| documented(k.params)).unwrap_or_default()
+            }
+            Some(top) => saltus_core::registry::composite_kind(top)
+                .map(|k| documented(k.params))
+                .unwrap_or_default(),
+            None => String::new(),
+        }
+    }
+
     /// The status of run `k` as its status file says (`None`: no status file, or unreadable).
     pub fn status(&self, k: usize) -> Option<RunStatus> {
         let text = std::fs::read_to_string(self.run_status(k)).ok()?;

@@ -64,6 +64,8 @@ values = [1e-3, 2e-3, 4e-3]
         "elements.floor.restitution = 0.8, simulation.h = 0.002"
     );
     assert_eq!(s.folder.file_name().unwrap(), "study");
+    assert_eq!(s.unit("simulation.h"), "s");
+    assert_eq!(s.unit("nodes.ball.velocity"), "m/s");
 }
 
 #[test]
@@ -238,6 +240,7 @@ fn reductions_skip_missing_records() {
 fn csv_fields_are_quoted_where_needed() {
     let index = index::Index {
         parameters: vec!["nodes.ball.velocity".into()],
+        parameter_units: vec!["m/s".into()],
         columns: vec!["steps".into()],
         units: vec![String::new()],
         rows: vec![index::Row {
