@@ -210,8 +210,9 @@ fn sweep_local_matches_single_runs_and_the_analytic_rebound() {
         "{report}"
     );
     let svg = std::fs::read_to_string(dir.join("r.svg")).unwrap();
+    // Units: the reduction's from its dataset, the parameter's from the documented keys.
     assert!(
-        svg.contains("rebound [m]") && svg.contains("simulation.h"),
+        svg.contains("rebound [m]") && svg.contains("simulation.h [s]"),
         "axis labels"
     );
     let curves: Vec<Vec<(f64, f64)>> = svg
