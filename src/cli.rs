@@ -167,6 +167,18 @@ struct SweepArgs {
     /// At most K array tasks at once.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..), requires = "slurm")]
     max_parallel: Option<u64>,
+    /// Cores per Slurm task: the run's element threads (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), requires = "slurm")]
+    cpus_per_task: Option<u64>,
+    /// Slurm account to charge.
+    #[arg(long, value_name = "A", requires = "slurm")]
+    account: Option<String>,
+    /// Slurm quality of service.
+    #[arg(long, value_name = "Q", requires = "slurm")]
+    qos: Option<String>,
+    /// Memory per Slurm task (Slurm's format, e.g. 4G).
+    #[arg(long, value_name = "M", requires = "slurm")]
+    mem: Option<String>,
     /// Wait for the job array to end, then build the index.
     #[arg(long, requires = "slurm")]
     wait: bool,
@@ -408,6 +420,10 @@ fn sweep(args: SweepArgs) -> ExitCode {
             partition: args.partition,
             time: args.time,
             max_parallel: args.max_parallel.map(|k| k as usize),
+            cpus_per_task: args.cpus_per_task.map(|n| n as usize),
+            account: args.account,
+            qos: args.qos,
+            mem: args.mem,
             wait: args.wait,
             yes: args.yes,
         };

@@ -4,7 +4,8 @@
 //! Every run — local or on a cluster node — is the same command, `saltus sweep-run STUDY
 //! --index K`: it writes the point's model file `run-K.toml`, runs it to `run-K.h5` and records
 //! its status in `run-K.json`. So both modes give the same files, and the same results for the
-//! same point, bit for bit. A run whose status is `ok` and whose model file is still the
+//! same point, dataset for dataset, bit for bit (the files' bytes may differ: block writes follow
+//! the wall clock). A run whose status is `ok` and whose model file is still the
 //! point's model is skipped when the study is run again.
 
 use crate::driver::{check_text, run_file, RunRequest};
@@ -136,6 +137,24 @@ pub fn sweep_local(
     let start = Instant::now();
     let study = prepare(path, yes)?;
     create_folder(&study)?;
+    // One sweep of a study at a time: a second would start the same runs on the same files.
+    let lock_path = study.folder.join(".sweep.lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|e| format!("{}: cannot create: {e}", lock_path.display()))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(format!(
+                "{}: another `saltus sweep` of this study is running (it holds {}); wait for it \
+                 to end",
+                path.display(),
+                lock_path.display()
+            ))
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("{}: cannot lock: {e}", lock_path.display()))
+        }
+    }
     let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find the running program to start runs: {e}"))?;
@@ -275,12 +294,7 @@ pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String
         .write(&status_path);
         error
     };
-    let text = study.model_text(k).map_err(|e| fail(e.to_string()))?;
-    let model = study.run_model(k);
-    let tmp = model.with_extension("toml.tmp");
-    std::fs::write(&tmp, &text)
-        .and_then(|()| std::fs::rename(&tmp, &model))
-        .map_err(|e| fail(format!("{}: cannot write: {e}", model.display())))?;
+    // `running` first: killed between the two writes, the run is not taken for finished.
     RunStatus {
         state: RunState::Running,
         error: None,
@@ -291,6 +305,12 @@ pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String
     }
     .write(&status_path)
     .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
+    let text = study.model_text(k).map_err(|e| fail(e.to_string()))?;
+    let model = study.run_model(k);
+    let tmp = model.with_extension("toml.tmp");
+    std::fs::write(&tmp, &text)
+        .and_then(|()| std::fs::rename(&tmp, &model))
+        .map_err(|e| fail(format!("{}: cannot write: {e}", model.display())))?;
     let req = RunRequest {
         threads,
         quiet: true,
@@ -347,10 +367,33 @@ pub struct SlurmOptions {
     pub time: Option<String>,
     /// At most this many tasks at once (`--array=…%K`).
     pub max_parallel: Option<usize>,
+    /// Cores per task (`--cpus-per-task`; the run's element threads), default 1.
+    pub cpus_per_task: Option<usize>,
+    /// `--account`.
+    pub account: Option<String>,
+    /// `--qos`.
+    pub qos: Option<String>,
+    /// Memory per task (`--mem`, Slurm's format, e.g. `4G`).
+    pub mem: Option<String>,
     /// Wait for the job array to end (`sbatch --wait`), then collect the index.
     pub wait: bool,
     /// Run larger studies than `max_runs`.
     pub yes: bool,
+}
+
+/// Slurm's `MaxArraySize` (`scontrol show config`; its default 1001 where not readable).
+fn max_array_size() -> usize {
+    Command::new("scontrol")
+        .args(["show", "config"])
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout).lines().find_map(|l| {
+                let (key, value) = l.split_once('=')?;
+                (key.trim() == "MaxArraySize").then(|| value.trim().parse().ok())?
+            })
+        })
+        .unwrap_or(1001)
 }
 
 /// Indices as Slurm's array list, ranges compressed: `0-2,5,7-9`.
@@ -404,14 +447,25 @@ pub fn batch_script(
     }
     let _ = writeln!(s, "#SBATCH --array={array}");
     let _ = writeln!(s, "#SBATCH --ntasks=1");
-    let _ = writeln!(s, "#SBATCH --cpus-per-task=1");
+    let _ = writeln!(
+        s,
+        "#SBATCH --cpus-per-task={}",
+        o.cpus_per_task.unwrap_or(1)
+    );
     let _ = writeln!(s, "#SBATCH --chdir={}", folder.display());
     let _ = writeln!(s, "#SBATCH --output={}/slurm/%A_%a.out", folder.display());
     if let Some(p) = &o.partition {
         let _ = writeln!(s, "#SBATCH --partition={p}");
     }
-    if let Some(t) = &o.time {
-        let _ = writeln!(s, "#SBATCH --time={t}");
+    for (key, value) in [
+        ("time", &o.time),
+        ("account", &o.account),
+        ("qos", &o.qos),
+        ("mem", &o.mem),
+    ] {
+        if let Some(v) = value {
+            let _ = writeln!(s, "#SBATCH --{key}={v}");
+        }
     }
     let _ = writeln!(
         s,
@@ -427,9 +481,36 @@ pub fn batch_script(
 pub fn sweep_slurm(path: &Path, o: &SlurmOptions) -> Result<String, String> {
     let study = prepare(path, o.yes)?;
     create_folder(&study)?;
+    // The array submitted last time, if Slurm still has it: its tasks would run again.
+    let job_file = study.folder.join("slurm").join("job");
+    if let Ok(job) = std::fs::read_to_string(&job_file) {
+        let job = job.trim();
+        let queued = Command::new("squeue")
+            .args(["-h", "-o", "%i", "-j", job])
+            .output()
+            .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty());
+        if queued {
+            return Err(format!(
+                "{}: job array {job} of this study is still queued or running; wait for it \
+                 (then --collect) or cancel it (scancel {job})",
+                path.display()
+            ));
+        }
+    }
     let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
     if todo.is_empty() {
         return collect(path).map(|s| format!("every run had finished; {s}"));
+    }
+    // Slurm refuses array indices at or above its MaxArraySize (default 1001).
+    let limit = max_array_size();
+    if let Some(&last) = todo.last().filter(|&&k| k >= limit) {
+        return Err(format!(
+            "{}: run {last} is beyond the cluster's MaxArraySize ({limit}: array indices \
+             0 to {}); ask for a larger MaxArraySize, or split the study (e.g. by one \
+             parameter's values)",
+            path.display(),
+            limit - 1
+        ));
     }
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find the running program for the tasks: {e}"))?;
@@ -447,15 +528,38 @@ pub fn sweep_slurm(path: &Path, o: &SlurmOptions) -> Result<String, String> {
     if o.wait {
         cmd.arg("--wait");
     }
-    let out = cmd.arg(&script_path).output().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            "sbatch not found: --slurm needs Slurm's client commands on PATH (or use --local)"
-                .to_string()
-        } else {
-            format!("cannot run sbatch: {e}")
-        }
-    })?;
-    let job = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut child = cmd
+        .arg(&script_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "sbatch not found: --slurm needs Slurm's client commands on PATH (or use --local)"
+                    .to_string()
+            } else {
+                format!("cannot run sbatch: {e}")
+            }
+        })?;
+    // `--parsable` prints `JOB` or `JOB;CLUSTER` at submission (before `--wait` waits):
+    // record it at once, so that a second submission sees the array while it runs.
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        use std::io::BufRead;
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+    }
+    let job = line
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    if !job.is_empty() {
+        let _ = std::fs::write(&job_file, format!("{job}\n"));
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("sbatch: {e}"))?;
     // With --wait, sbatch's exit status is the array's (non-zero when a task failed): the
     // index says which.
     if !o.wait && !out.status.success() || job.is_empty() {
@@ -491,6 +595,48 @@ mod tests {
         assert_eq!(array_list(&[0, 1, 2, 5, 7, 8, 9]), "0-2,5,7-9");
         assert_eq!(array_list(&[3]), "3");
         assert_eq!(array_list(&[]), "");
+    }
+
+    #[test]
+    fn the_batch_script_carries_every_option() {
+        let dir = std::env::temp_dir().join(format!("saltus-sbatch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("m.toml"),
+            "[[nodes]]\nname = \"a\"\nposition = [0, 0, 0]\n",
+        )
+        .unwrap();
+        let path = dir.join("s.toml");
+        std::fs::write(
+            &path,
+            "model = \"m.toml\"\n[[parameter]]\npath = \"simulation.h\"\nvalues = [1e-3, 2e-3]\n",
+        )
+        .unwrap();
+        let study = Study::load(&path).unwrap();
+        let o = SlurmOptions {
+            partition: Some("short".into()),
+            time: Some("30:00".into()),
+            max_parallel: Some(4),
+            cpus_per_task: Some(2),
+            account: Some("proj".into()),
+            qos: Some("low".into()),
+            mem: Some("4G".into()),
+            ..SlurmOptions::default()
+        };
+        let s = batch_script(&study, Path::new("/opt/it's/saltus"), &path, &[0, 1], &o);
+        for line in [
+            "#SBATCH --array=0-1%4\n",
+            "#SBATCH --cpus-per-task=2\n",
+            "#SBATCH --partition=short\n",
+            "#SBATCH --time=30:00\n",
+            "#SBATCH --account=proj\n",
+            "#SBATCH --qos=low\n",
+            "#SBATCH --mem=4G\n",
+            "exec '/opt/it'\\''s/saltus' sweep-run ",
+            "--index \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-1}\"",
+        ] {
+            assert!(s.contains(line), "{line} in\n{s}");
+        }
     }
 
     #[test]

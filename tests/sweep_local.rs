@@ -314,6 +314,14 @@ fn a_killed_sweep_resumes_with_only_the_missing_runs() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+    // A second sweep of the same study is refused while the first runs.
+    let o = saltus(&["sweep", "bounce.toml", "--local", "-q"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code() == Some(1)
+            && err.contains("another `saltus sweep` of this study is running"),
+        "{o:?}"
+    );
     sweep.kill().unwrap(); // SIGKILL: no chance to clean up
     sweep.wait().unwrap();
     // The run in progress ends with the sweep (parent-death signal); give it a moment.

@@ -96,27 +96,54 @@ fn slurm_job_array_gives_the_local_index() {
         std::fs::write(dir.join("bounce.toml"), &study).unwrap();
     }
     saltus_ok(&["sweep", "bounce.toml", "--local", "-q"], &local);
-    let out = Command::new(env!("CARGO_BIN_EXE_saltus"))
-        .args([
-            "sweep",
-            "bounce.toml",
-            "--slurm",
-            "--max-parallel",
-            "2",
-            "--time",
-            "10:00",
-            "--wait",
-        ])
-        .env("SLURM_CONF", &conf)
-        .current_dir(&slurm)
-        .output()
-        .unwrap();
+    let sweep = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_saltus"))
+            .args(["sweep", "bounce.toml"])
+            .args(args)
+            .env("SLURM_CONF", &conf)
+            .current_dir(&slurm)
+            .output()
+            .unwrap()
+    };
+    let out = sweep(&["--slurm", "--max-parallel", "2", "--time", "10:00"]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
-        report.contains("submitted job array") && report.contains("6 runs: 6 ok, 0 failed"),
+        report.contains("submitted job array") && report.contains("(6 tasks of 6 runs;"),
         "{report}"
     );
+    let job = std::fs::read_to_string(slurm.join("bounce/slurm/job")).unwrap();
+    let job = job.trim();
+    // Submitting again while the array is queued or running is refused.
+    let again = sweep(&["--slurm"]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        !again.status.success()
+            && err.contains(&format!(
+                "job array {job} of this study is still queued or running"
+            )),
+        "{again:?}"
+    );
+    // Wait for the array to leave the queue (accounting is off: squeue is the record).
+    let start = std::time::Instant::now();
+    loop {
+        let q = Command::new("squeue")
+            .args(["-h", "-o", "%i", "-j", job])
+            .env("SLURM_CONF", &conf)
+            .output()
+            .unwrap();
+        if q.stdout.trim_ascii().is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "job array {job} still queued after 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let out = sweep(&["--collect"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("6 runs: 6 ok, 0 failed"), "{out:?}");
     let script = std::fs::read_to_string(slurm.join("bounce/sweep.sbatch")).unwrap();
     assert!(
         script.contains("#SBATCH --array=0-5%2") && script.contains("#SBATCH --time=10:00"),
@@ -125,6 +152,13 @@ fn slurm_job_array_gives_the_local_index() {
     // One output file per array task.
     let outputs = std::fs::read_dir(slurm.join("bounce/slurm"))
         .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "out")
+        })
         .count();
     assert_eq!(outputs, 6);
 
@@ -135,13 +169,26 @@ fn slurm_job_array_gives_the_local_index() {
         assert_eq!(datasets(&a.join(&name)), datasets(&b.join(&name)), "{name}");
     }
 
-    // Everything finished: a second submission submits nothing and collects.
-    let out = Command::new(env!("CARGO_BIN_EXE_saltus"))
-        .args(["sweep", "bounce.toml", "--slurm"])
-        .env("SLURM_CONF", &conf)
-        .current_dir(&slurm)
-        .output()
-        .unwrap();
+    // A lost run is resubmitted alone; --wait waits for it and collects.
+    std::fs::remove_file(b.join("run-003.json")).unwrap();
+    let out = sweep(&["--slurm", "--wait"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && report.contains("(1 task of 6 runs;")
+            && report.contains("6 runs: 6 ok"),
+        "{out:?}"
+    );
+    let script = std::fs::read_to_string(b.join("sweep.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=3\n"), "{script}");
+    assert_eq!(index_without_wall_time(&a), index_without_wall_time(&b));
+    assert_eq!(
+        datasets(&a.join("run-003.h5")),
+        datasets(&b.join("run-003.h5"))
+    );
+
+    // Everything finished: a further submission submits nothing and collects.
+    let out = sweep(&["--slurm"]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("every run had finished"), "{out:?}");
 }

@@ -140,6 +140,7 @@ pub fn collect(study: &Study) -> Index {
             Some(s) => match s.state {
                 RunState::Running => RowStatus::Incomplete,
                 RunState::Failed => RowStatus::Failed,
+                RunState::Ok if !study.run_results(k).is_file() => RowStatus::Missing,
                 RunState::Ok if study.finished(k) => RowStatus::Ok,
                 RunState::Ok => RowStatus::Stale,
             },
