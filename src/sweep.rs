@@ -200,18 +200,11 @@ pub fn sweep_local(
                             if study.status(k).is_none_or(|s| s.state == RunState::Running) {
                                 let text = String::from_utf8_lossy(&out.stderr);
                                 let why = text.trim();
-                                let _ = RunStatus {
-                                    state: RunState::Failed,
-                                    error: Some(if why.is_empty() {
-                                        format!("the run ended without a result ({})", out.status)
-                                    } else {
-                                        why.trim_start_matches("saltus: error: ").to_string()
-                                    }),
-                                    steps: 0,
-                                    t_final: 0.0,
-                                    wall_time: 0.0,
-                                    max_iterations: 0,
-                                }
+                                let _ = RunStatus::failed(if why.is_empty() {
+                                    format!("the run ended without a result ({})", out.status)
+                                } else {
+                                    why.trim_start_matches("saltus: error: ").to_string()
+                                })
                                 .write(&study.run_status(k));
                             }
                         }
@@ -283,28 +276,13 @@ pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String
     create_folder(&study)?;
     let status_path = study.run_status(k);
     let fail = |error: String| {
-        let _ = RunStatus {
-            state: RunState::Failed,
-            error: Some(error.clone()),
-            steps: 0,
-            t_final: 0.0,
-            wall_time: 0.0,
-            max_iterations: 0,
-        }
-        .write(&status_path);
+        let _ = RunStatus::failed(error.clone()).write(&status_path);
         error
     };
     // `running` first: killed between the two writes, the run is not taken for finished.
-    RunStatus {
-        state: RunState::Running,
-        error: None,
-        steps: 0,
-        t_final: 0.0,
-        wall_time: 0.0,
-        max_iterations: 0,
-    }
-    .write(&status_path)
-    .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
+    RunStatus::running()
+        .write(&status_path)
+        .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
     let text = study.model_text(k).map_err(|e| fail(e.to_string()))?;
     let model = study.run_model(k);
     let tmp = model.with_extension("toml.tmp");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::saltus;
+use common::{saltus, svg_polylines};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("cli_plot", name)
@@ -33,19 +33,7 @@ fn slider_x(path: &Path) -> Vec<f64> {
 /// Pixel coordinates of the longest `<polyline>` of an SVG (the data curve; the legend's
 /// sample line has two points).
 fn longest_polyline(svg: &str) -> Vec<(f64, f64)> {
-    svg.split("points=\"")
-        .skip(1)
-        .map(|rest| {
-            rest[..rest.find('"').unwrap()]
-                .split_whitespace()
-                .map(|p| {
-                    let (x, y) = p.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect::<Vec<(f64, f64)>>()
-        })
-        .max_by_key(Vec::len)
-        .unwrap()
+    svg_polylines(svg).into_iter().max_by_key(Vec::len).unwrap()
 }
 
 #[test]

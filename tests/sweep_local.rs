@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{datasets, saltus, saltus_ok, scratch};
+use common::{datasets, saltus, saltus_ok, scratch, svg_polylines};
 use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -215,18 +215,8 @@ fn sweep_local_matches_single_runs_and_the_analytic_rebound() {
         svg.contains("rebound [m]") && svg.contains("simulation.h [s]"),
         "axis labels"
     );
-    let curves: Vec<Vec<(f64, f64)>> = svg
-        .split("points=\"")
-        .skip(1)
-        .map(|rest| {
-            rest[..rest.find('"').unwrap()]
-                .split_whitespace()
-                .map(|p| {
-                    let (x, y) = p.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect::<Vec<(f64, f64)>>()
-        })
+    let curves: Vec<Vec<(f64, f64)>> = svg_polylines(&svg)
+        .into_iter()
         .filter(|c| c.len() == 3)
         .collect();
     assert_eq!(curves.len(), 2, "{curves:?}");

@@ -2,7 +2,7 @@
 //! parameters, one curve per combination of the other parameters (e.g. the rebound height
 //! against h, one curve per restitution).
 
-use super::{err, format_of, Format};
+use super::{err, format_of, frame, legend, Format, Labels};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -196,12 +196,6 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
     lo - pad..hi + pad
 }
 
-struct Labels<'a> {
-    title: &'a str,
-    x: &'a str,
-    y: &'a str,
-}
-
 fn draw<DB, X, Y>(
     root: &DrawingArea<DB, Shift>,
     labels: &Labels,
@@ -216,22 +210,7 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(labels.title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(90)
-        .build_cartesian_2d(x, y)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(labels.x)
-        .y_desc(labels.y)
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(err)?;
+    let mut chart = frame(root, labels, x, y)?;
     for (i, c) in curves.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
@@ -245,13 +224,5 @@ where
             .draw_series(c.points.iter().map(|p| Circle::new(*p, 4, color.filled())))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .label_font(("sans-serif", 15))
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    legend(&mut chart)
 }

@@ -3,7 +3,8 @@
 //! The series are chosen by selectors ([`saltus_io::series`]), e.g.
 //! `saltus plot crank.h5 nodes/position[slider].x energy/total -o crank.png`.
 
-use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use saltus_io::series::{open, read_series, read_time, Series};
 use std::path::{Path, PathBuf};
@@ -160,7 +161,6 @@ fn draw<DB: DrawingBackend>(
     time: &[f64],
     series: &[Series],
 ) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
     let (t0, t1) = (time[0], *time.last().unwrap_or(&time[0]));
     let t1 = if t1 > t0 { t1 } else { t0 + 1.0 };
     let (lo, hi) = value_range(series);
@@ -175,21 +175,12 @@ fn draw<DB: DrawingBackend>(
     } else {
         format!("[{}]", units.join("], ["))
     };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(90)
-        .build_cartesian_2d(t0..t1, lo..hi)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("time [s]")
-        .y_desc(y_label)
-        .label_style(("sans-serif", 15))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(err)?;
+    let labels = Labels {
+        title,
+        x: "time [s]",
+        y: &y_label,
+    };
+    let mut chart = frame(root, &labels, t0..t1, lo..hi)?;
     for (i, s) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         // NaN marks records where a removed element has no value: break the line there.
@@ -217,6 +208,53 @@ fn draw<DB: DrawingBackend>(
             }
         }
     }
+    legend(&mut chart)
+}
+
+/// Title and axis descriptions of a figure.
+pub(crate) struct Labels<'a> {
+    pub(crate) title: &'a str,
+    pub(crate) x: &'a str,
+    pub(crate) y: &'a str,
+}
+
+/// A white figure with its caption, axes and mesh, for `x` and `y` (linear or log ranges).
+pub(crate) fn frame<'a, DB, X, Y>(
+    root: &'a DrawingArea<DB, Shift>,
+    labels: &Labels,
+    x: X,
+    y: Y,
+) -> Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(labels.title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(90)
+        .build_cartesian_2d(x, y)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(labels.x)
+        .y_desc(labels.y)
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
+/// The legend box, upper right.
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), String> {
     chart
         .configure_series_labels()
         .label_font(("sans-serif", 15))
@@ -224,6 +262,5 @@ fn draw<DB: DrawingBackend>(
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(err)?;
-    Ok(())
+        .map_err(err)
 }

@@ -92,3 +92,19 @@ pub fn datasets(path: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// The pixel coordinates of every `<polyline>` of an SVG drawn by `saltus plot`, in order.
+pub fn svg_polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    svg.split("points=\"")
+        .skip(1)
+        .map(|rest| {
+            rest[..rest.find('"').unwrap()]
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}

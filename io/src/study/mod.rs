@@ -739,6 +739,27 @@ pub struct RunStatus {
 }
 
 impl RunStatus {
+    /// A run that has started.
+    pub fn running() -> Self {
+        Self::ended(RunState::Running, None)
+    }
+
+    /// A run that ended with `error`.
+    pub fn failed(error: String) -> Self {
+        Self::ended(RunState::Failed, Some(error))
+    }
+
+    fn ended(state: RunState, error: Option<String>) -> Self {
+        RunStatus {
+            state,
+            error,
+            steps: 0,
+            t_final: 0.0,
+            wall_time: 0.0,
+            max_iterations: 0,
+        }
+    }
+
     /// Write the status file atomically (a temporary file renamed over it).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let tmp = path.with_extension("json.tmp");
