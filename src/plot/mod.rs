@@ -218,13 +218,20 @@ pub(crate) struct Labels<'a> {
     pub(crate) y: &'a str,
 }
 
+/// A chart on linear or log axes.
+pub(crate) type Chart<'a, DB, X, Y> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
 /// A white figure with its caption, axes and mesh, for `x` and `y` (linear or log ranges).
 pub(crate) fn frame<'a, DB, X, Y>(
     root: &'a DrawingArea<DB, Shift>,
     labels: &Labels,
     x: X,
     y: Y,
-) -> Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, String>
+) -> Result<Chart<'a, DB, X, Y>, String>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
