@@ -51,8 +51,9 @@ pub enum RunError {
     Io(#[from] IoError),
     /// The model or options are invalid, or the integration failed.
     #[error(
-        "{model}: {source}{}{}",
+        "{model}: {source}{}{}{}",
         kept.as_ref().map(|p| format!(" (results up to the failure kept in {})", p.display())).unwrap_or_default(),
+        suspects.iter().map(|s| format!("\nsuspect: {s}")).collect::<String>(),
         hint(source, *adaptive)
     )]
     Solve {
@@ -64,6 +65,9 @@ pub enum RunError {
         source: Box<SolveError>,
         /// The results file holding the steps completed before the failure.
         kept: Option<PathBuf>,
+        /// Parameters of the elements the error names that lie far outside physical ranges
+        /// ([`extreme_parameters`]).
+        suspects: Vec<String>,
     },
 }
 
@@ -134,6 +138,48 @@ fn hint(e: &SolveError, adaptive: bool) -> &'static str {
         }
         _ => "",
     }
+}
+
+/// Magnitude beyond which (or, non-zero, below whose inverse) a parameter is "far outside
+/// physical ranges": SI values of real mechanisms — moduli ≈ 1e11 Pa, stiffnesses ≤ 1e12 N/m,
+/// masses and lengths from 1e-9 on — stay well inside [1e-30, 1e30].
+pub const EXTREME_MAGNITUDE: f64 = 1e30;
+
+/// `element `E`: parameter `key` = value` for every numeric parameter (or array component)
+/// of the elements named in `message` (as ``element `name` ``) whose magnitude is beyond
+/// [`EXTREME_MAGNITUDE`] or, non-zero, below its inverse.
+pub fn extreme_parameters(defs: &[saltus_core::ElementDef], message: &str) -> Vec<String> {
+    fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
+        match v {
+            serde_json::Value::Number(n) => out.extend(n.as_f64()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for def in defs {
+        if !message.contains(&format!("element `{}`", def.name)) {
+            continue;
+        }
+        let Some(params) = def.parameters.as_object() else {
+            continue;
+        };
+        for (key, value) in params {
+            let mut xs = Vec::new();
+            numbers(value, &mut xs);
+            let extreme = xs.iter().any(|x| {
+                let a = x.abs();
+                a > EXTREME_MAGNITUDE || (a > 0.0 && a < 1.0 / EXTREME_MAGNITUDE)
+            });
+            if extreme {
+                out.push(format!(
+                    "element `{}`: parameter `{key}` = {value} is far outside physical ranges",
+                    def.name
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Refuse an output path that is the model file itself or an existing file that is not HDF5
@@ -246,9 +292,11 @@ fn run_model_file(
     check_output(&output, model_path)?;
     let opts = nsga_options(&file.simulation, req);
     let (model, adaptive) = (file.source_name.clone(), opts.adaptive);
-    let solve = |source| RunError::Solve {
+    let elements = &file.elements;
+    let solve = |source: SolveError| RunError::Solve {
         model: model.clone(),
         adaptive,
+        suspects: extreme_parameters(elements, &source.to_string()),
         source: Box::new(source),
         kept: None,
     };
@@ -263,6 +311,7 @@ fn run_model_file(
     match result {
         Ok(summary) => Ok(RunReport { summary, output }),
         Err(source) => Err(RunError::Solve {
+            suspects: extreme_parameters(&file.elements, &source.to_string()),
             model,
             adaptive,
             source: Box::new(source),
