@@ -84,6 +84,14 @@ fn positive(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A whole number ≥ 1.
+fn at_least_one(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("must be a whole number ≥ 1, got `{s}`")),
+    }
+}
+
 /// An image size `W,H` in pixels, each in 16 ..= 10 000.
 fn image_size(s: &str) -> Result<(u32, u32), String> {
     let parse = |v: &str| match v.trim().parse::<u32>() {
@@ -153,7 +161,7 @@ struct SweepArgs {
     #[arg(long)]
     collect: bool,
     /// Processes at once with --local (default: the available cores).
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), requires = "local")]
+    #[arg(short, long, value_name = "N", value_parser = at_least_one, requires = "local")]
     jobs: Option<u64>,
     /// Run a study larger than its `max_runs` (default limit 1000).
     #[arg(long)]
@@ -407,11 +415,16 @@ fn sweep(args: SweepArgs) -> ExitCode {
         );
         let quiet = args.quiet || !std::io::stderr().is_terminal();
         match sweep_local(&args.study, jobs, args.yes, quiet) {
-            Ok(report) if report.index.counts().1 == 0 => done(&report),
-            // Some runs failed: the report (and the index) says which.
+            Ok(r) if r.index.counts().1 == 0 && r.index.reduction_errors().is_empty() => done(&r),
+            // Some runs failed or lack reductions: the report (and the index) says which.
             Ok(report) => {
                 out(&report.to_string());
                 ExitCode::FAILURE
+            }
+            // Ctrl-C: the shell's code for SIGINT.
+            Err(e) if e.starts_with("interrupted:") => {
+                eprintln!("saltus: {e}");
+                ExitCode::from(130)
             }
             Err(e) => fail(&e),
         }

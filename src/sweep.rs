@@ -14,7 +14,7 @@ use saltus_io::study::{RunState, RunStatus, Study};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -68,12 +68,7 @@ pub fn prepare(path: &Path, yes: bool) -> Result<Study, String> {
 }
 
 fn create_folder(study: &Study) -> Result<(), String> {
-    std::fs::create_dir_all(&study.folder).map_err(|e| {
-        format!(
-            "{}: cannot create the study's folder: {e}",
-            study.folder.display()
-        )
-    })
+    study.claim_folder().map_err(|e| e.to_string())
 }
 
 /// What a sweep did.
@@ -121,6 +116,15 @@ impl std::fmt::Display for SweepReport {
         {
             write!(f, "\n  run {} failed: {}", r.run, r.error)?;
         }
+        let reductions = self.index.reduction_errors();
+        if let Some((run, e)) = reductions.first() {
+            write!(
+                f,
+                "\n  reductions missing in {} run{} (run {run}: {e})",
+                reductions.len(),
+                if reductions.len() == 1 { "" } else { "s" }
+            )?;
+        }
         Ok(())
     }
 }
@@ -160,8 +164,6 @@ pub fn sweep_local(
         .map_err(|e| format!("cannot find the running program to start runs: {e}"))?;
     let study_path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let jobs = jobs.max(1).min(todo.len().max(1));
-    // Parallel processes share the cores: one element thread each (results do not depend on it).
-    let threads = if jobs > 1 { Some(1) } else { None };
     let bar = (!quiet && !todo.is_empty()).then(|| {
         let bar = indicatif::ProgressBar::new(todo.len() as u64);
         bar.set_style(
@@ -173,66 +175,52 @@ pub fn sweep_local(
         );
         bar
     });
-    let next = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(0);
-    let spawn_error = Mutex::new(None::<String>);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&k) = todo.get(i) else { break };
-                let mut cmd = Command::new(&exe);
-                cmd.arg("sweep-run")
-                    .arg(&study_path)
-                    .args(["--index", &k.to_string()])
-                    .env(PARENT_ENV, std::process::id().to_string())
-                    .stdin(Stdio::null());
-                if let Some(t) = threads {
-                    cmd.args(["--threads", &t.to_string()]);
-                }
-                match cmd.output() {
-                    Ok(out) => {
-                        let ok = study.status(k).is_some_and(|s| s.state == RunState::Ok);
-                        if !ok {
-                            failed.fetch_add(1, Ordering::Relaxed);
-                            // A run that died before recording its end (killed, crashed):
-                            // record what it printed.
-                            if study.status(k).is_none_or(|s| s.state == RunState::Running) {
-                                let text = String::from_utf8_lossy(&out.stderr);
-                                let why = text.trim();
-                                let _ = RunStatus::failed(if why.is_empty() {
-                                    format!("the run ended without a result ({})", out.status)
-                                } else {
-                                    why.trim_start_matches("saltus: error: ").to_string()
-                                })
-                                .write(&study.run_status(k));
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        *spawn_error.lock().expect("no panic holds it") =
-                            Some(format!("cannot start {}: {e}", exe.display()));
-                        next.store(todo.len(), Ordering::Relaxed);
-                    }
-                }
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                    let f = failed.load(Ordering::Relaxed);
-                    if f > 0 {
-                        bar.set_message(format!("{f} failed"));
-                    }
-                }
-            });
+    // Ctrl-C: no new runs; the running ones are stopped (left `incomplete`), the index
+    // written. (A second handler in one process is refused; the first one serves.)
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    let runner = Runner {
+        study: &study,
+        exe: &exe,
+        study_path: &study_path,
+        bar: bar.as_ref(),
+    };
+    // Reductions are checked on the first finished run before the others start: a mistyped
+    // selector would otherwise show only after the whole study.
+    let probe = (!study.reductions.is_empty())
+        .then(|| (0..study.len()).find(|&k| study.finished(k)))
+        .flatten();
+    let rest = match (study.reductions.is_empty(), probe, todo.first()) {
+        (false, None, Some(&first)) => {
+            runner.run(&[first], 1)?;
+            if study.finished(first) {
+                check_reductions(&study, first, path)?;
+            }
+            &todo[1..]
         }
-    });
+        (false, Some(k), _) => {
+            check_reductions(&study, k, path)?;
+            &todo[..]
+        }
+        _ => &todo[..],
+    };
+    if !INTERRUPTED.load(Ordering::SeqCst) {
+        runner.run(rest, jobs)?;
+    }
     if let Some(bar) = &bar {
         bar.abandon();
     }
-    if let Some(e) = spawn_error.into_inner().expect("no panic holds it") {
-        return Err(e);
-    }
     let index = index::collect(&study);
     let files = index::write(&index, &study)?;
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        let (ok, _, other) = index.counts();
+        return Err(format!(
+            "interrupted: {ok} of {} runs finished, {other} without results (index in {}); \
+             the same command resumes the study",
+            study.len(),
+            files.0.display()
+        ));
+    }
     Ok(SweepReport {
         runs: study.len(),
         skipped: study.len() - todo.len(),
@@ -241,6 +229,125 @@ pub fn sweep_local(
         files,
         wall: start.elapsed().as_secs_f64(),
     })
+}
+
+/// Set by Ctrl-C during a local sweep.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Every reduction of the study computed on run `k`'s results, or the first error, with what
+/// to do.
+fn check_reductions(study: &Study, k: usize, path: &Path) -> Result<(), String> {
+    index::check_reductions(study, k).map_err(|e| {
+        format!(
+            "{}: {e}\n(checked on the results of run {k} before running the others; fix the \
+             reduction and run again: finished runs are kept)",
+            path.display()
+        )
+    })
+}
+
+/// Starts the runs of a local sweep: `saltus sweep-run` processes of the running program.
+struct Runner<'a> {
+    study: &'a Study,
+    exe: &'a Path,
+    study_path: &'a Path,
+    bar: Option<&'a indicatif::ProgressBar>,
+}
+
+impl Runner<'_> {
+    /// Run the points `ks`, `jobs` at a time, until done or interrupted.
+    fn run(&self, ks: &[usize], jobs: usize) -> Result<(), String> {
+        // Parallel processes share the cores: one element thread each (results do not depend
+        // on it).
+        let threads = (jobs > 1).then_some(1);
+        let next = AtomicUsize::new(0);
+        let failed = AtomicUsize::new(0);
+        let spawn_error = Mutex::new(None::<String>);
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| loop {
+                    if INTERRUPTED.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&k) = ks.get(i) else { break };
+                    match self.one(k, threads) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            failed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => {
+                            *spawn_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                            next.store(ks.len(), Ordering::Relaxed);
+                        }
+                    }
+                    if let Some(bar) = self.bar {
+                        bar.inc(1);
+                        let f = failed.load(Ordering::Relaxed);
+                        if f > 0 {
+                            bar.set_message(format!("{f} failed"));
+                        }
+                    }
+                });
+            }
+        });
+        match spawn_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Run point `k` in a child process; `Ok(true)` when it ended `ok`. A run that died
+    /// before recording its end (crashed, killed from outside) is recorded as failed with what
+    /// it printed; one stopped by Ctrl-C stays `running` (incomplete, resumed next time).
+    fn one(&self, k: usize, threads: Option<usize>) -> Result<bool, String> {
+        let mut cmd = Command::new(self.exe);
+        cmd.arg("sweep-run")
+            .arg(self.study_path)
+            .args(["--index", &k.to_string()])
+            .env(PARENT_ENV, std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(t) = threads {
+            cmd.args(["--threads", &t.to_string()]);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        // Its error message is one paragraph: read after the end (no pipe can fill up).
+        let status = loop {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(false);
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(e) => return Err(format!("waiting for run {k}: {e}")),
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            use std::io::Read;
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        let state = self.study.status(k).map(|s| s.state);
+        if state == Some(RunState::Ok) {
+            return Ok(true);
+        }
+        if state.is_none_or(|s| s == RunState::Running) {
+            let why = stderr.trim();
+            let _ = RunStatus::failed(if why.is_empty() {
+                format!("the run ended without a result ({status})")
+            } else {
+                why.trim_start_matches("saltus: error: ").to_string()
+            })
+            .write(&self.study.run_status(k));
+        }
+        Ok(false)
+    }
 }
 
 /// End this process when the sweep that started it ends (Linux: the parent-death signal).
@@ -305,6 +412,7 @@ pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String
                 t_final: s.t,
                 wall_time: start.elapsed().as_secs_f64(),
                 max_iterations: s.max_iterations().iter().copied().max().unwrap_or(0) as u64,
+                results_bytes: std::fs::metadata(&report.output).map(|m| m.len()).ok(),
             }
             .write(&status_path)
             .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;

@@ -440,11 +440,96 @@ fn a_failing_run_does_not_stop_the_others() {
             assert!(line.starts_with(&format!("{k},ok,50,1000,1,")), "{line}");
         }
     }
+    // Integer parameters stay integers in index.h5.
+    let h5 = hdf5::File::open(dir.join("fail/index.h5")).unwrap();
+    let ds = h5.dataset("parameters/simulation.max_iterations").unwrap();
+    assert!(ds.dtype().unwrap().is::<i64>());
+    assert_eq!(ds.read_raw::<i64>().unwrap(), [1, 50, 1, 50]);
+    drop(h5);
     // Re-running retries only the failed runs.
     let o = saltus(&["sweep", "fail.toml", "--local", "-q"], &dir);
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(
         report.contains("2 ran now, 2 had finished before"),
         "{report}"
+    );
+}
+
+#[test]
+fn guards_against_lost_work_and_late_surprises() {
+    let dir = scratch("sweep_local", "guards");
+    study(&dir, "");
+    let folder = dir.join("bounce");
+    // A mistyped reduction is found on the first run's results, before the others run.
+    let text = std::fs::read_to_string(dir.join("bounce.toml")).unwrap();
+    std::fs::write(
+        dir.join("bounce.toml"),
+        text.replace("nodes/position[ball].z", "nodes/positon[ball].z"),
+    )
+    .unwrap();
+    let o = saltus(&["sweep", "bounce.toml", "--local", "-q"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code() == Some(1)
+            && err.contains("no dataset `/nodes/positon`")
+            && err.contains("checked on the results of run 0 before running the others"),
+        "{o:?}"
+    );
+    assert!(folder.join("run-000.h5").is_file() && !folder.join("run-001.toml").exists());
+
+    // Fixed, the study runs the other five; index.h5 records the parameters' study order.
+    std::fs::write(dir.join("bounce.toml"), &text).unwrap();
+    let o = saltus_ok(&["sweep", "bounce.toml", "--local", "-q"], &dir);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("5 ran now, 1 had finished before"));
+    let h5 = hdf5::File::open(folder.join("index.h5")).unwrap();
+    let order: Vec<String> = h5
+        .group("parameters")
+        .unwrap()
+        .attr("order")
+        .unwrap()
+        .read_raw::<hdf5::types::VarLenUnicode>()
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(order, ["elements.floor.restitution", "simulation.h"]);
+    drop(h5);
+
+    // A results file damaged after its run ended is run again.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(folder.join("run-002.h5"))
+        .unwrap();
+    f.set_len(1000).unwrap();
+    drop(f);
+    let o = saltus_ok(&["sweep", "bounce.toml", "--local", "-q"], &dir);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1 ran now, 5 had finished before"),
+        "{o:?}"
+    );
+
+    // Another study pointed at the same folder is refused.
+    std::fs::write(
+        dir.join("other.toml"),
+        "model = \"ball.toml\"\nfolder = \"bounce\"\n[[parameter]]\npath = \"simulation.h\"\n\
+         values = [1e-3]\n",
+    )
+    .unwrap();
+    let o = saltus(&["sweep", "other.toml", "--local", "-q"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code() == Some(1) && err.contains("holds the runs of the study"),
+        "{o:?}"
+    );
+    // A window the runs never reach is an error, not an empty column.
+    let late = text.replace("window = [0.5, 1.0]", "window = [5.0, 6.0]");
+    std::fs::write(dir.join("bounce.toml"), late).unwrap();
+    let o = saltus(&["sweep", "bounce.toml", "--local", "-q"], &dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "reduction `rebound`: no record in its window (the run's records span [0, 1] s)"
+        ),
+        "{o:?}"
     );
 }

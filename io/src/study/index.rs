@@ -83,6 +83,15 @@ pub struct Index {
 }
 
 impl Index {
+    /// Runs that ended `ok` but whose reductions could not all be computed: (run, message).
+    pub fn reduction_errors(&self) -> Vec<(usize, &str)> {
+        self.rows
+            .iter()
+            .filter(|r| r.status == RowStatus::Ok && !r.error.is_empty())
+            .map(|r| (r.run, r.error.as_str()))
+            .collect()
+    }
+
     /// Runs in each state: (ok, failed, other).
     pub fn counts(&self) -> (usize, usize, usize) {
         let ok = self
@@ -120,7 +129,27 @@ fn reduce(file: &hdf5::File, time: &[f64], r: &super::Reduction) -> Result<(f64,
             .collect(),
         None => s.values.clone(),
     };
+    if values.is_empty() {
+        let span = match (time.first(), time.last()) {
+            (Some(a), Some(b)) => format!("the run's records span [{a}, {b}] s"),
+            _ => "the run has no records".into(),
+        };
+        return Err(format!(
+            "reduction `{}`: no record in its window ({span})",
+            r.name
+        ));
+    }
     Ok((r.op.apply(&values), s.unit.clone()))
+}
+
+/// Compute every reduction of the study on run `k`'s results; the first error.
+pub fn check_reductions(study: &Study, k: usize) -> Result<(), String> {
+    let file = open(&study.run_results(k)).map_err(|e| e.to_string())?;
+    let time = read_time(&file).map_err(|e| e.to_string())?;
+    for r in &study.reductions {
+        reduce(&file, &time, r)?;
+    }
+    Ok(())
 }
 
 /// Tabulate the runs of a study from their status and results files (reductions are computed
@@ -140,9 +169,9 @@ pub fn collect(study: &Study) -> Index {
             Some(s) => match s.state {
                 RunState::Running => RowStatus::Incomplete,
                 RunState::Failed => RowStatus::Failed,
-                RunState::Ok if !study.run_results(k).is_file() => RowStatus::Missing,
-                RunState::Ok if study.finished(k) => RowStatus::Ok,
-                RunState::Ok => RowStatus::Stale,
+                RunState::Ok if !study.current(k) => RowStatus::Stale,
+                RunState::Ok if !study.results_intact(k) => RowStatus::Missing,
+                RunState::Ok => RowStatus::Ok,
             },
         };
         if let Some(s) = &status {
@@ -191,10 +220,11 @@ pub fn collect(study: &Study) -> Index {
             run: k,
             status: state,
             error,
-            file: study
-                .run_results(k)
-                .file_name()
-                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            // Only where there is one.
+            file: Some(study.run_results(k))
+                .filter(|p| p.is_file())
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default(),
             parameters: study.point(k).into_iter().cloned().collect(),
             values,
         });
@@ -270,6 +300,15 @@ fn attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
         .write_scalar(&v)
 }
 
+/// A one-dimensional string attribute.
+fn list_attr(loc: &hdf5::Location, name: &str, values: &[String]) -> hdf5::Result<()> {
+    let v = strings(values.iter().cloned())?;
+    loc.new_attr::<VarLenUnicode>()
+        .shape(v.len())
+        .create(name)?
+        .write(&v)
+}
+
 /// The numbers of a parameter's values, if all are numbers (`[N]`) or all arrays of numbers
 /// of one length (`[N, m]`).
 fn numeric(values: &[&toml::Value]) -> Option<(Vec<f64>, usize)> {
@@ -314,10 +353,26 @@ fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
     file.new_dataset_builder()
         .with_data(&files)
         .create("file")?;
+    attr(
+        &file,
+        "combine",
+        match study.combine {
+            super::Combine::Grid => "grid",
+            super::Combine::Zip => "zip",
+        },
+    )?;
     let params = file.create_group("parameters")?;
+    // Study order (grid: first parameter slowest); HDF5 lists members alphabetically.
+    list_attr(&params, "order", &index.parameters)?;
     for (j, p) in index.parameters.iter().enumerate() {
         let values: Vec<&toml::Value> = index.rows.iter().map(|r| &r.parameters[j]).collect();
+        let integers: Option<Vec<i64>> = values.iter().map(|v| v.as_integer()).collect();
         let ds = match numeric(&values) {
+            // Integer parameters (element counts, iteration limits) stay integers.
+            Some(_) if integers.is_some() => params
+                .new_dataset_builder()
+                .with_data(&integers.unwrap_or_default())
+                .create(p.as_str())?,
             Some((x, 0)) => params
                 .new_dataset_builder()
                 .with_data(&x)
@@ -342,6 +397,7 @@ fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
         attr(&ds, "unit", &index.parameter_units[j])?;
     }
     let reductions = file.create_group("reductions")?;
+    list_attr(&reductions, "order", &index.columns)?;
     for (j, c) in index.columns.iter().enumerate() {
         let x: Vec<f64> = index.rows.iter().map(|r| r.values[j]).collect();
         let ds = reductions
@@ -416,19 +472,14 @@ impl IndexFile {
             .map(|s| s.to_string())
             .collect();
         let read = |g: &hdf5::Group| -> Result<Vec<Column>, String> {
-            let mut names = g.member_names().map_err(|e| fail(e.to_string()))?;
-            // Creation order, not the alphabetical order of member_names.
-            let order = |n: &String| {
-                if g.name() == "/reductions" {
-                    SUMMARY_COLUMNS
-                        .iter()
-                        .position(|c| c == n)
-                        .unwrap_or(SUMMARY_COLUMNS.len())
-                } else {
-                    0
-                }
-            };
-            names.sort_by_key(order);
+            // Study order, as written in the `order` attribute.
+            let names: Vec<String> = g
+                .attr("order")
+                .and_then(|a| a.read_raw::<VarLenUnicode>())
+                .map_err(|e| fail(format!("`{}`: no `order` attribute: {e}", g.name())))?
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
             names
                 .into_iter()
                 .map(|n| {
@@ -439,35 +490,42 @@ impl IndexFile {
                         .map(|u| u.to_string())
                         .unwrap_or_default();
                     let shape = ds.shape();
-                    let (values, text) = if let Ok(x) = ds.read_raw::<f64>() {
-                        if shape.len() == 2 {
-                            let m = shape[1].max(1);
-                            let text = x
-                                .chunks(m)
-                                .map(|r| {
-                                    format!(
-                                        "[{}]",
-                                        r.iter()
-                                            .map(|v| format!("{v:?}"))
-                                            .collect::<Vec<_>>()
-                                            .join(", ")
-                                    )
-                                })
-                                .collect();
-                            (vec![f64::NAN; shape[0]], text)
+                    let integer = ds.dtype().is_ok_and(|t| t.is::<i64>());
+                    let (values, text) =
+                        if let Some(x) = integer.then(|| ds.read_raw::<i64>().ok()).flatten() {
+                            (
+                                x.iter().map(|&v| v as f64).collect(),
+                                x.iter().map(|v| v.to_string()).collect(),
+                            )
+                        } else if let Ok(x) = ds.read_raw::<f64>() {
+                            if shape.len() == 2 {
+                                let m = shape[1].max(1);
+                                let text = x
+                                    .chunks(m)
+                                    .map(|r| {
+                                        format!(
+                                            "[{}]",
+                                            r.iter()
+                                                .map(|v| format!("{v:?}"))
+                                                .collect::<Vec<_>>()
+                                                .join(", ")
+                                        )
+                                    })
+                                    .collect();
+                                (vec![f64::NAN; shape[0]], text)
+                            } else {
+                                let text = x.iter().map(|v| format!("{v:?}")).collect();
+                                (x, text)
+                            }
                         } else {
-                            let text = x.iter().map(|v| format!("{v:?}")).collect();
-                            (x, text)
-                        }
-                    } else {
-                        let s: Vec<String> = ds
-                            .read_raw::<VarLenUnicode>()
-                            .map_err(|e| fail(format!("`{n}`: {e}")))?
-                            .iter()
-                            .map(|s| s.to_string())
-                            .collect();
-                        (vec![f64::NAN; s.len()], s)
-                    };
+                            let s: Vec<String> = ds
+                                .read_raw::<VarLenUnicode>()
+                                .map_err(|e| fail(format!("`{n}`: {e}")))?
+                                .iter()
+                                .map(|s| s.to_string())
+                                .collect();
+                            (vec![f64::NAN; s.len()], s)
+                        };
                     Ok(Column {
                         name: n,
                         unit,

@@ -39,6 +39,9 @@ use std::path::{Path, PathBuf};
 
 pub mod index;
 
+/// File in a study's folder naming the study (its absolute path) that owns the folder.
+pub const STUDY_MARKER: &str = ".saltus-study";
+
 /// Default limit on the number of runs of a study without `--yes` ([`Study::max_runs`]).
 pub const DEFAULT_MAX_RUNS: usize = 1000;
 
@@ -226,6 +229,12 @@ fn number(v: &toml::Value) -> Option<f64> {
     }
 }
 
+/// `v` to 12 significant digits: a computed range value without the round-off of its
+/// arithmetic (0.1 + 2 × 0.1 is 0.3, not 0.30000000000000004).
+fn clean(v: f64) -> f64 {
+    format!("{v:.11e}").parse().unwrap_or(v)
+}
+
 /// The values of a `range`: `count` values from `from` to `to` (both included; linear or
 /// geometric spacing), or `from, from + step, …` up to `to`. Integer bounds and step give
 /// integers.
@@ -244,7 +253,7 @@ fn range_values(r: &RangeSpec) -> Result<Vec<toml::Value>, String> {
             if r.scale == Scale::Log && (from <= 0.0 || to <= 0.0) {
                 return Err("`range`: a log scale needs `from` and `to` > 0".into());
             }
-            Ok((0..n)
+            let values: Vec<f64> = (0..n)
                 .map(|k| {
                     let s = if n == 1 {
                         0.0
@@ -252,16 +261,30 @@ fn range_values(r: &RangeSpec) -> Result<Vec<toml::Value>, String> {
                         k as f64 / (n - 1) as f64
                     };
                     // The ends exactly as written.
-                    let v = if k == 0 {
+                    if k == 0 {
                         from
                     } else if k + 1 == n {
                         to
                     } else if r.scale == Scale::Log {
-                        from * (to / from).powf(s)
+                        clean(from * (to / from).powf(s))
                     } else {
-                        from + (to - from) * s
-                    };
-                    toml::Value::Float(v)
+                        clean(from + (to - from) * s)
+                    }
+                })
+                .collect();
+            // Integer bounds whose values are all whole stay integers (element counts).
+            let ints = matches!(
+                (&r.from, &r.to),
+                (toml::Value::Integer(_), toml::Value::Integer(_))
+            ) && values.iter().all(|v| v.fract() == 0.0);
+            Ok(values
+                .into_iter()
+                .map(|v| {
+                    if ints {
+                        toml::Value::Integer(v as i64)
+                    } else {
+                        toml::Value::Float(v)
+                    }
                 })
                 .collect())
         }
@@ -294,7 +317,7 @@ fn range_values(r: &RangeSpec) -> Result<Vec<toml::Value>, String> {
                     if ints {
                         toml::Value::Integer(from as i64 + k as i64 * d as i64)
                     } else {
-                        toml::Value::Float(from + k as f64 * d)
+                        toml::Value::Float(clean(from + k as f64 * d))
                     }
                 })
                 .collect())
@@ -399,10 +422,19 @@ impl Study {
             file: path.display().to_string(),
             message,
         };
+        if crate::Format::from_path(path) != Some(crate::Format::Toml) {
+            return Err(fail(
+                "a study file is TOML and ends in .toml (its base model may be JSON)".into(),
+            ));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| fail(format!("cannot read the study file: {e}")))?;
         let spec: StudySpec = toml::from_str(&text).map_err(|e| fail(e.to_string()))?;
-        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        // Absolute, so that every path the sweep writes or prints means the same from any
+        // working directory (runs, Slurm tasks, the index).
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let dir = std::path::absolute(parent.unwrap_or(Path::new(".")))
+            .map_err(|e| fail(format!("cannot resolve the study's folder: {e}")))?;
         let model_path = dir.join(&spec.model);
         let model_written = spec.model.clone();
         let model_text = std::fs::read_to_string(&model_path).map_err(|e| {
@@ -423,6 +455,13 @@ impl Study {
             Some(f) => dir.join(f),
             None => dir.join(path.file_stem().unwrap_or_default()),
         };
+        if folder.components().collect::<PathBuf>() == dir.components().collect::<PathBuf>() {
+            return Err(fail(
+                "`folder` is the study file's own folder: runs and index need a folder of \
+                 their own (e.g. the default, the study's name)"
+                    .into(),
+            ));
+        }
         if spec.parameters.is_empty() {
             return Err(fail(
                 "no [[parameter]]: a study varies at least one parameter".into(),
@@ -487,13 +526,14 @@ impl Study {
                      dataset name)"
                 )));
             }
-            if SUMMARY_COLUMNS.contains(&r.name.as_str())
-                || reductions.iter().any(|q| q.name == r.name)
-            {
+            if SUMMARY_COLUMNS.contains(&r.name.as_str()) {
                 return Err(fail(format!(
                     "{what}: the name is taken (every index has {})",
                     SUMMARY_COLUMNS.join(", ")
                 )));
+            }
+            if reductions.iter().any(|q| q.name == r.name) {
+                return Err(fail(format!("{what}: two reductions have this name")));
             }
             crate::series::check_selector(&r.dataset)
                 .map_err(|e| fail(format!("{what}: `dataset`: {e}")))?;
@@ -672,6 +712,39 @@ impl Study {
         }
     }
 
+    /// Create the study's folder, or check that it is this study's: a marker file names the
+    /// study that made it, so two studies cannot overwrite each other's runs.
+    pub fn claim_folder(&self) -> Result<(), StudyError> {
+        let fail = |message: String| StudyError {
+            file: self.path.display().to_string(),
+            message,
+        };
+        std::fs::create_dir_all(&self.folder).map_err(|e| {
+            fail(format!(
+                "cannot create the study's folder {}: {e}",
+                self.folder.display()
+            ))
+        })?;
+        let marker = self.folder.join(STUDY_MARKER);
+        let me = std::path::absolute(&self.path)
+            .unwrap_or_else(|_| self.path.clone())
+            .display()
+            .to_string();
+        match std::fs::read_to_string(&marker) {
+            Ok(owner) if owner.trim() == me => Ok(()),
+            Ok(owner) => Err(fail(format!(
+                "the folder {} holds the runs of the study {}; give this study its own \
+                 `folder` (if you moved or renamed that study file, delete {} to take the \
+                 runs over)",
+                self.folder.display(),
+                owner.trim(),
+                marker.display()
+            ))),
+            Err(_) => std::fs::write(&marker, me + "\n")
+                .map_err(|e| fail(format!("cannot write {}: {e}", marker.display()))),
+        }
+    }
+
     /// The status of run `k` as its status file says (`None`: no status file, or unreadable).
     pub fn status(&self, k: usize) -> Option<RunStatus> {
         let text = std::fs::read_to_string(self.run_status(k)).ok()?;
@@ -681,16 +754,32 @@ impl Study {
     /// Run `k` finished and is current: its status is `ok`, its results file exists and its
     /// model file is exactly the point's model (an edited study makes it stale).
     pub fn finished(&self, k: usize) -> bool {
-        let current = match (
+        self.status(k).is_some_and(|s| s.state == RunState::Ok)
+            && self.current(k)
+            && self.results_intact(k)
+    }
+
+    /// Run `k`'s model file is the point's model: equal as TOML data (comments, layout and
+    /// the header naming the study do not count: a study moved or renamed keeps its runs).
+    pub fn current(&self, k: usize) -> bool {
+        let parse = |text: &str| toml::from_str::<toml::Table>(text).ok();
+        match (
             self.model_text(k),
             std::fs::read_to_string(self.run_model(k)),
         ) {
-            (Ok(want), Ok(have)) => want == have,
+            (Ok(want), Ok(have)) => parse(&want).is_some() && parse(&want) == parse(&have),
             _ => false,
-        };
-        current
-            && self.run_results(k).is_file()
-            && self.status(k).is_some_and(|s| s.state == RunState::Ok)
+        }
+    }
+
+    /// Run `k`'s results file is there with the size its status recorded at the end (a file
+    /// truncated, replaced or deleted since is not taken for the run's results).
+    pub fn results_intact(&self, k: usize) -> bool {
+        let size = std::fs::metadata(self.run_results(k)).map(|m| m.len());
+        match (size, self.status(k)) {
+            (Ok(n), Some(s)) => s.results_bytes.is_none_or(|b| b == n),
+            _ => false,
+        }
     }
 }
 
@@ -736,6 +825,9 @@ pub struct RunStatus {
     /// Largest number of Newton iterations of any subproblem.
     #[serde(default)]
     pub max_iterations: u64,
+    /// Size of the results file when the run ended \[bytes\].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_bytes: Option<u64>,
 }
 
 impl RunStatus {
@@ -757,6 +849,7 @@ impl RunStatus {
             t_final: 0.0,
             wall_time: 0.0,
             max_iterations: 0,
+            results_bytes: None,
         }
     }
 
