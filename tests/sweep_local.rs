@@ -206,7 +206,7 @@ fn sweep_local_matches_single_runs_and_the_analytic_rebound() {
     );
     let report = String::from_utf8_lossy(&o.stdout);
     assert!(
-        report.contains("2 series of 6 records (elements.floor.restitution = 0.5, elements.floor.restitution = 0.8)"),
+        report.contains("2 curves of 6 runs (elements.floor.restitution = 0.5; elements.floor.restitution = 0.8)"),
         "{report}"
     );
     let svg = std::fs::read_to_string(dir.join("r.svg")).unwrap();

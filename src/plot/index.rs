@@ -2,11 +2,11 @@
 //! parameters, one curve per combination of the other parameters (e.g. the rebound height
 //! against h, one curve per restitution).
 
-use super::{err, format_of, frame, legend, Format, Labels};
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use super::{err, format_of, frame, legend, Axis, Format, Labels};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use saltus_io::study::index::{Column, IndexFile};
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// What to plot from an index and where.
@@ -43,18 +43,35 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
     }
     let index = IndexFile::read(&req.file)?;
     let in_file = |e: String| format!("{}: {e}", req.file.display());
+    let numbers = |c: &Column| -> Result<(), String> {
+        if c.values.iter().any(|v| v.is_finite()) {
+            return Ok(());
+        }
+        Err(in_file(
+            if index.parameters.iter().any(|p| p.name == c.name) {
+                format!(
+                    "`{}` has no numbers to plot (its values are arrays or text)",
+                    c.name
+                )
+            } else {
+                format!(
+                    "`{}` has no value in any run (no run ended `ok`, or the reduction failed: \
+                     the index's `error` column says why)",
+                    c.name
+                )
+            },
+        ))
+    };
     let x = index.column(&req.x).map_err(in_file)?;
-    if x.values.iter().all(|v| v.is_nan()) {
-        return Err(in_file(format!(
-            "`{}` has no numbers to plot against",
-            x.name
-        )));
-    }
+    numbers(x)?;
     let ys: Vec<&Column> = req
         .y
         .iter()
         .map(|y| index.column(y).map_err(in_file))
         .collect::<Result<_, _>>()?;
+    for y in &ys {
+        numbers(y)?;
+    }
     // The other parameters that vary make the curves.
     let others: Vec<&Column> = index
         .parameters
@@ -62,6 +79,8 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
         .filter(|c| c.name != x.name && c.text.iter().any(|t| *t != c.text[0]))
         .collect();
     let runs = index.status.len();
+    // Plot coordinates: log10 of the values on a log axis.
+    let to_plot = |v: f64, log: bool| if log { v.log10() } else { v };
     let mut curves: Vec<Curve> = Vec::new();
     for y in &ys {
         let mut groups: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
@@ -71,11 +90,6 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
                 .map(|c| format!("{} = {}", c.name, c.text[k]))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let (xv, yv) = (x.values[k], y.values[k]);
-            let usable = xv.is_finite()
-                && yv.is_finite()
-                && (!req.log_x || xv > 0.0)
-                && (!req.log_y || yv > 0.0);
             let at = match groups.iter().position(|(g, _)| *g == key) {
                 Some(i) => i,
                 None => {
@@ -83,11 +97,19 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
                     groups.len() - 1
                 }
             };
-            if usable {
-                groups[at].1.push((xv, yv));
+            let p = (
+                to_plot(x.values[k], req.log_x),
+                to_plot(y.values[k], req.log_y),
+            );
+            if p.0.is_finite() && p.1.is_finite() {
+                groups[at].1.push(p);
             }
         }
         for (key, mut points) in groups {
+            // A combination without values is left out (not an empty legend entry).
+            if points.is_empty() {
+                continue;
+            }
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let label = match (ys.len() > 1, key.is_empty()) {
                 (_, true) => y.name.clone(),
@@ -97,10 +119,9 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
             curves.push(Curve { label, points });
         }
     }
-    if curves.iter().all(|c| c.points.is_empty()) {
+    if curves.is_empty() {
         return Err(in_file(
-            "no run has values to plot (runs not `ok`, or non-positive values on a log axis)"
-                .into(),
+            "nothing to plot on a log axis: every value is zero or negative".into(),
         ));
     }
     let output = req
@@ -123,16 +144,18 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
     };
     let x_desc = desc(x);
     let y_desc = ys.iter().map(|c| desc(c)).collect::<Vec<_>>().join(", ");
-    let (xr, yr) = (
-        range(
-            curves.iter().flat_map(|c| c.points.iter().map(|p| p.0)),
-            req.log_x,
-        ),
-        range(
-            curves.iter().flat_map(|c| c.points.iter().map(|p| p.1)),
-            req.log_y,
-        ),
-    );
+    let xs = || curves.iter().flat_map(|c| c.points.iter().map(|p| p.0));
+    let ys_ = || curves.iter().flat_map(|c| c.points.iter().map(|p| p.1));
+    // Whole-number abscissae (element counts) get ticks at whole numbers.
+    let x_axis = Axis {
+        log: req.log_x,
+        whole: !req.log_x && xs().all(|v| v.fract() == 0.0),
+    };
+    let y_axis = Axis {
+        log: req.log_y,
+        whole: false,
+    };
+    let (xr, yr) = (range(xs()), range(ys_()));
     let size = if req.size.0 == 0 || req.size.1 == 0 {
         (1000, 600)
     } else {
@@ -143,50 +166,36 @@ pub fn plot_index(req: &IndexPlotRequest) -> Result<super::PlotReport, String> {
         x: &x_desc,
         y: &y_desc,
     };
-    // One drawing routine for every backend and pair of axis kinds.
-    macro_rules! with_axes {
-        ($root:expr) => {{
-            let root = $root;
-            let drawn = match (req.log_x, req.log_y) {
-                (false, false) => draw(&root, &labels, xr.clone(), yr.clone(), &curves),
-                (true, false) => draw(&root, &labels, xr.clone().log_scale(), yr.clone(), &curves),
-                (false, true) => draw(&root, &labels, xr.clone(), yr.clone().log_scale(), &curves),
-                (true, true) => draw(
-                    &root,
-                    &labels,
-                    xr.clone().log_scale(),
-                    yr.clone().log_scale(),
-                    &curves,
-                ),
-            };
-            drawn.and_then(|()| root.present().map_err(err))
-        }};
-    }
+    let axes = ((xr, x_axis), (yr, y_axis));
     match format {
-        Format::Png => with_axes!(BitMapBackend::new(&output, size).into_drawing_area()),
-        Format::Svg => with_axes!(SVGBackend::new(&output, size).into_drawing_area()),
+        Format::Png => {
+            let root = BitMapBackend::new(&output, size).into_drawing_area();
+            draw(&root, &labels, axes, &curves).and_then(|()| root.present().map_err(err))
+        }
+        Format::Svg => {
+            let root = SVGBackend::new(&output, size).into_drawing_area();
+            draw(&root, &labels, axes, &curves).and_then(|()| root.present().map_err(err))
+        }
     }
     .map_err(|e| format!("{}: cannot draw: {e}", output.display()))?;
     Ok(super::PlotReport {
         output,
         labels: curves.iter().map(|c| c.label.clone()).collect(),
         records: runs,
+        series: "curves",
+        per: "runs",
     })
 }
 
-/// Range of the values, padded (by a factor on a log axis), widened when flat.
-fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
+/// Range of the plot coordinates, padded by 5 %, widened when flat.
+fn range(values: impl Iterator<Item = f64>) -> Range<f64> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values {
         lo = lo.min(v);
         hi = hi.max(v);
     }
     if !lo.is_finite() {
-        return if log { 0.1..10.0 } else { -1.0..1.0 };
-    }
-    if log {
-        let f = if hi > lo { (hi / lo).powf(0.05) } else { 2.0 };
-        return lo / f..hi * f;
+        return -1.0..1.0;
     }
     let pad = if hi > lo {
         0.05 * (hi - lo)
@@ -196,20 +205,14 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
     lo - pad..hi + pad
 }
 
-fn draw<DB, X, Y>(
+type Axes = ((Range<f64>, Axis), (Range<f64>, Axis));
+
+fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     labels: &Labels,
-    x: X,
-    y: Y,
+    (x, y): Axes,
     curves: &[Curve],
-) -> Result<(), String>
-where
-    DB: DrawingBackend,
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
+) -> Result<(), String> {
     let mut chart = frame(root, labels, x, y)?;
     for (i, c) in curves.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
