@@ -12,6 +12,7 @@ use crate::driver::{check_text, run_file, RunRequest};
 use saltus_io::study::index::{self, Index};
 use saltus_io::study::{RunState, RunStatus, Study};
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,7 +29,7 @@ const SHOWN_ERRORS: usize = 10;
 
 /// Load a study and check it before anything runs: its size against `max_runs` (unless
 /// `yes`), and every point's model (parsed, built and validated as `saltus run` would).
-pub fn prepare(path: &Path, yes: bool) -> Result<Study, String> {
+pub fn prepare(path: &Path, yes: bool, quiet: bool) -> Result<Study, String> {
     let study = Study::load(path).map_err(|e| e.to_string())?;
     if study.len() > study.max_runs && !yes {
         return Err(format!(
@@ -40,7 +41,22 @@ pub fn prepare(path: &Path, yes: bool) -> Result<Study, String> {
         ));
     }
     let mut errors = Vec::new();
+    // Building a million models takes a while: show it (large studies only).
+    let bar = (!quiet && study.len() >= 200).then(|| {
+        let bar = indicatif::ProgressBar::new(study.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "checking points [{bar:40}] {pos}/{len}  eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("#>."),
+        );
+        bar
+    });
     for k in 0..study.len() {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
         let checked = study
             .model_text(k)
             .map_err(|e| e.to_string())
@@ -48,6 +64,9 @@ pub fn prepare(path: &Path, yes: bool) -> Result<Study, String> {
         if let Err(e) = checked {
             errors.push(format!("  point {k} ({}): {e}", study.describe(k)));
         }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     if errors.is_empty() {
         return Ok(study);
@@ -139,7 +158,7 @@ pub fn sweep_local(
     quiet: bool,
 ) -> Result<SweepReport, String> {
     let start = Instant::now();
-    let study = prepare(path, yes)?;
+    let study = prepare(path, yes, quiet)?;
     create_folder(&study)?;
     // One sweep of a study at a time: a second would start the same runs on the same files.
     let lock_path = study.folder.join(".sweep.lock");
@@ -565,7 +584,7 @@ pub fn batch_script(
 /// `saltus sweep STUDY --slurm`: write `sweep.sbatch` into the study's folder and submit it
 /// with `sbatch`; with `wait`, block until the array ends and write the index.
 pub fn sweep_slurm(path: &Path, o: &SlurmOptions) -> Result<String, String> {
-    let study = prepare(path, o.yes)?;
+    let study = prepare(path, o.yes, !std::io::stderr().is_terminal())?;
     create_folder(&study)?;
     // The array submitted last time, if Slurm still has it: its tasks would run again.
     let job_file = study.folder.join("slurm").join("job");
