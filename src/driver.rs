@@ -145,10 +145,11 @@ fn hint(e: &SolveError, adaptive: bool) -> &'static str {
 /// masses and lengths from 1e-9 on — stay well inside [1e-30, 1e30].
 pub const EXTREME_MAGNITUDE: f64 = 1e30;
 
-/// `element `E`: parameter `key` = value` for every numeric parameter (or array component)
-/// of the elements named in `message` (as ``element `name` ``) whose magnitude is beyond
-/// [`EXTREME_MAGNITUDE`] or, non-zero, below its inverse.
-pub fn extreme_parameters(defs: &[saltus_core::ElementDef], message: &str) -> Vec<String> {
+/// `file:line: element `E`: parameter `key` = value …` for every numeric parameter (or array
+/// component) of the elements named in `message` (as ``element `name` ``) whose magnitude is
+/// beyond [`EXTREME_MAGNITUDE`] or, non-zero, below its inverse; the line is where the value
+/// is written (the `[[elements]]` entry, or the `[[beam_lines]]` entry that made the element).
+pub fn extreme_parameters(file: &ModelFile, message: &str) -> Vec<String> {
     fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
         match v {
             serde_json::Value::Number(n) => out.extend(n.as_f64()),
@@ -157,7 +158,7 @@ pub fn extreme_parameters(defs: &[saltus_core::ElementDef], message: &str) -> Ve
         }
     }
     let mut out = Vec::new();
-    for def in defs {
+    for def in &file.elements {
         if !message.contains(&format!("element `{}`", def.name)) {
             continue;
         }
@@ -172,8 +173,13 @@ pub fn extreme_parameters(defs: &[saltus_core::ElementDef], message: &str) -> Ve
                 a > EXTREME_MAGNITUDE || (a > 0.0 && a < 1.0 / EXTREME_MAGNITUDE)
             });
             if extreme {
+                let at = file
+                    .parameter_location(&def.name, key)
+                    .map(|l| format!("{l}: "))
+                    .unwrap_or_default();
                 out.push(format!(
-                    "element `{}`: parameter `{key}` = {value} is far outside physical ranges",
+                    "{at}element `{}`: parameter `{key}` = {value} is far outside physical \
+                     ranges",
                     def.name
                 ));
             }
@@ -292,17 +298,19 @@ fn run_model_file(
     check_output(&output, model_path)?;
     let opts = nsga_options(&file.simulation, req);
     let (model, adaptive) = (file.source_name.clone(), opts.adaptive);
-    let elements = &file.elements;
-    let solve = |source: SolveError| RunError::Solve {
+    let solve = |source: SolveError, file: &ModelFile| RunError::Solve {
         model: model.clone(),
         adaptive,
-        suspects: extreme_parameters(elements, &source.to_string()),
+        suspects: extreme_parameters(file, &source.to_string()),
         source: Box::new(source),
         kept: None,
     };
-    let mut solver = Nsga::new(&mut file.model, opts.clone()).map_err(solve)?;
+    let mut solver = match Nsga::new(&mut file.model, opts.clone()) {
+        Ok(solver) => solver,
+        Err(e) => return Err(solve(e, &file)),
+    };
     let mut sink = Hdf5Sink::create(&output)
-        .map_err(|e| solve(SolveError::Sink(e)))?
+        .map_err(|e| solve(SolveError::Sink(e), &file))?
         .with_model_text(file.text.clone())
         .with_created_by(format!("saltus {}", env!("CARGO_PKG_VERSION")));
     let mut bar = Progress::new(opts.t_end, req.quiet);
@@ -311,7 +319,7 @@ fn run_model_file(
     match result {
         Ok(summary) => Ok(RunReport { summary, output }),
         Err(source) => Err(RunError::Solve {
-            suspects: extreme_parameters(&file.elements, &source.to_string()),
+            suspects: extreme_parameters(&file, &source.to_string()),
             model,
             adaptive,
             source: Box::new(source),

@@ -175,10 +175,16 @@ pub(super) use saltus_core::registry::{backticked, json_type};
 /// Top-level keys besides the registered composite keys (`saltus_core::registry::CompositeKind`).
 pub(super) const TOP_LEVEL_KEYS: [&str; 3] = ["simulation", "nodes", "elements"];
 
-pub(super) fn build(
-    root: &Value,
-    cx: &Cx,
-) -> Result<(SimulationSettings, Model, Vec<ElementDef>), IoError> {
+/// What [`build`] makes: settings, model, element definitions and where in the file each
+/// element was defined (its `[[elements]]` entry or the composite entry that generated it).
+pub(super) type Built = (
+    SimulationSettings,
+    Model,
+    Vec<ElementDef>,
+    HashMap<String, Vec<Seg>>,
+);
+
+pub(super) fn build(root: &Value, cx: &Cx) -> Result<Built, IoError> {
     let structure = |path: &[Seg], message: String| IoError::Structure {
         location: cx.loc(path),
         message,
@@ -307,9 +313,18 @@ pub(super) fn build(
     // First definition line of every element name (generated elements: their entry's `name`
     // key).
     let mut element_first: HashMap<String, Option<u32>> = HashMap::new();
+    let mut element_paths: HashMap<String, Vec<Seg>> = HashMap::new();
     for kind in composite_kinds() {
         if let Some(v) = top.get(kind.key) {
-            expand_composites(kind, v, cx, &mut model, &mut defs, &mut element_first)?;
+            expand_composites(
+                kind,
+                v,
+                cx,
+                &mut model,
+                &mut defs,
+                &mut element_first,
+                &mut element_paths,
+            )?;
         }
     }
 
@@ -445,10 +460,11 @@ pub(super) fn build(
             let (rest, parameter) = build_error_position(&e, &def);
             element_err(base(&rest), parameter, e)
         })?;
+        element_paths.insert(name.clone(), base(&[]));
         element_first.insert(name, cx.line(&base(&[key("name")])));
         defs.push(def);
     }
-    Ok((simulation, model, defs))
+    Ok((simulation, model, defs, element_paths))
 }
 
 /// Where inside an element entry a build error points, and which parameter it names.

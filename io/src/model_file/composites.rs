@@ -18,6 +18,7 @@ pub(super) fn expand_composites(
     model: &mut Model,
     defs: &mut Vec<ElementDef>,
     element_first: &mut HashMap<String, Option<u32>>,
+    element_paths: &mut HashMap<String, Vec<Seg>>,
 ) -> Result<(), IoError> {
     let Value::Array(entries) = v else {
         return Err(IoError::Structure {
@@ -91,6 +92,7 @@ pub(super) fn expand_composites(
         let name_line = cx.line(&path(Some("name")));
         for d in generated {
             element_first.insert(d.name.clone(), name_line);
+            element_paths.insert(d.name.clone(), path(None));
             defs.push(d);
         }
         entry_first.insert(name, i);

@@ -306,6 +306,37 @@ pub struct ModelFile {
     pub source_name: String,
     /// The syntax of the source.
     pub format: Format,
+    /// Where each element was defined, for [`ModelFile::parameter_location`].
+    origins: Origins,
+}
+
+/// The source positions of a parsed model's elements.
+struct Origins {
+    cx: Cx,
+    paths: HashMap<String, Vec<spans::Seg>>,
+}
+
+impl fmt::Debug for Origins {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Origins({} elements)", self.paths.len())
+    }
+}
+
+impl ModelFile {
+    /// Where element `element`'s parameter `parameter` is written: the key's line in its
+    /// `[[elements]]` entry, or in the composite entry (e.g. `[[beam_lines]]`) that generated
+    /// the element; the entry's line when the key is not written there (a default).
+    pub fn parameter_location(&self, element: &str, parameter: &str) -> Option<Location> {
+        let base = self.origins.paths.get(element)?;
+        let mut at = base.clone();
+        at.push(spans::key(parameter));
+        let loc = self.origins.cx.loc(&at);
+        Some(if loc.line.is_some() {
+            loc
+        } else {
+            self.origins.cx.loc(base)
+        })
+    }
 }
 
 /// Where in a model file an error was found.
@@ -502,7 +533,7 @@ pub fn parse_str(text: &str, format: Format, source_name: &str) -> Result<ModelF
         Format::Json => parse_json(text, &cx)?,
     };
     let cx = Cx { spans, ..cx };
-    let (simulation, model, elements) = build(&root, &cx)?;
+    let (simulation, model, elements, paths) = build(&root, &cx)?;
     Ok(ModelFile {
         simulation,
         model,
@@ -510,5 +541,6 @@ pub fn parse_str(text: &str, format: Format, source_name: &str) -> Result<ModelF
         text: text.to_string(),
         source_name: source_name.to_string(),
         format,
+        origins: Origins { cx, paths },
     })
 }
