@@ -454,13 +454,32 @@ pub fn collect(path: &Path) -> Result<String, String> {
     let index = index::collect(&study);
     let (csv, h5) = index::write(&index, &study)?;
     let (ok, failed, other) = index.counts();
+    let queued = queued_job(&study)
+        .map(|job| {
+            format!(
+                "\njob array {job} is still queued or running: its runs show as incomplete or \
+                 missing until they end; collect again then"
+            )
+        })
+        .unwrap_or_default();
     Ok(format!(
         "saltus sweep: {} runs: {ok} ok, {failed} failed, {other} without results; index in {} \
-         and {}",
+         and {}{queued}",
         study.len(),
         csv.display(),
         h5.display()
     ))
+}
+
+/// The study's last Slurm job array (`slurm/job` in its folder) if `squeue` still lists it.
+fn queued_job(study: &Study) -> Option<String> {
+    let job = std::fs::read_to_string(study.folder.join("slurm").join("job")).ok()?;
+    let job = job.trim().to_string();
+    Command::new("squeue")
+        .args(["-h", "-o", "%i", "-j", &job])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty())
+        .then_some(job)
 }
 
 /// Options of `saltus sweep --slurm`.
@@ -588,19 +607,12 @@ pub fn sweep_slurm(path: &Path, o: &SlurmOptions) -> Result<String, String> {
     create_folder(&study)?;
     // The array submitted last time, if Slurm still has it: its tasks would run again.
     let job_file = study.folder.join("slurm").join("job");
-    if let Ok(job) = std::fs::read_to_string(&job_file) {
-        let job = job.trim();
-        let queued = Command::new("squeue")
-            .args(["-h", "-o", "%i", "-j", job])
-            .output()
-            .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty());
-        if queued {
-            return Err(format!(
-                "{}: job array {job} of this study is still queued or running; wait for it \
-                 (then --collect) or cancel it (scancel {job})",
-                path.display()
-            ));
-        }
+    if let Some(job) = queued_job(&study) {
+        return Err(format!(
+            "{}: job array {job} of this study is still queued or running; wait for it \
+             (then --collect) or cancel it (scancel {job})",
+            path.display()
+        ));
     }
     let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
     if todo.is_empty() {

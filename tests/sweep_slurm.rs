@@ -124,6 +124,13 @@ fn slurm_job_array_gives_the_local_index() {
             )),
         "{again:?}"
     );
+    // Collecting meanwhile says the array is not done.
+    let early = sweep(&["--collect"]);
+    let report = String::from_utf8_lossy(&early.stdout);
+    assert!(
+        report.contains(&format!("job array {job} is still queued or running")),
+        "{early:?}"
+    );
     // Wait for the array to leave the queue (accounting is off: squeue is the record).
     let start = std::time::Instant::now();
     loop {
