@@ -2,7 +2,9 @@
 //! moments from right after its start to late in the run, and run on a full disk (a small
 //! tmpfs, where this machine lets the test mount one). After each, the results file either
 //! does not exist (killed, or the disk full, before the initial state was written) or opens
-//! and holds the initial state and a whole number of records in every per-step dataset.
+//! and holds the initial state and a whole number of records in every per-step dataset. A
+//! model whose output dominates its run time puts many kills inside block writes and snapshot
+//! copies, and its file is read while the run goes.
 
 use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
@@ -305,4 +307,92 @@ fn crash_full_disk_keeps_the_records_written_before() {
             check_h5py(py, &out, n, &what);
         }
     }
+}
+
+/// A model whose output dominates its run time: `n` free point masses under gravity (one
+/// record ≈ 22 doubles per node), so that block writes (resize, hyperslab writes, flush) take
+/// much of the wall time and random kills land inside them.
+fn heavy_output_model(dir: &Path, n: usize) -> PathBuf {
+    let mut text = String::from("[simulation]\nt_end = 1000.0\nh = 1e-3\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "[[nodes]]\nname = \"p{i}\"\nposition = [{}.0, 0.0, 0.0]\nkind = \"point\"\n",
+            i
+        ));
+        text.push_str(&format!(
+            "[[elements]]\ntype = \"point_mass\"\nname = \"m{i}\"\nnodes = [\"p{i}\"]\nmass = 1.0\n"
+        ));
+    }
+    let path = dir.join("heavy.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A child process killed when dropped (also when the test fails half-way).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn crash_kill_inside_block_writes_leaves_the_last_snapshot() {
+    let dir = scratch("kill_heavy");
+    let model = heavy_output_model(&dir, 600);
+    let python = h5py_python();
+    let run = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_saltus"))
+            .arg("run")
+            .arg(&model)
+            .arg("-o")
+            .arg(out)
+            .arg("--quiet")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start saltus")
+    };
+    let mut rng = Rng(0x0B10_C4ED);
+    let kills = 10;
+    let mut snapshots = 0;
+    for i in 0..kills {
+        let out = dir.join(format!("h{i}.h5"));
+        let start = Instant::now();
+        let mut child = Killed(run(&out));
+        // Wait for the first snapshot, then read the file while the run writes (the run never
+        // writes into it, so no lock stands in the way), then kill at a random later moment.
+        while !out.exists() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(out.exists(), "run {i}: no results file after 60 s");
+        if i == 0 {
+            let n = check_file(&out, "read while running");
+            assert!(n >= 1);
+        }
+        std::thread::sleep(Duration::from_secs_f64(0.2 + 2.3 * rng.unit()));
+        child.0.kill().unwrap(); // SIGKILL
+        child.0.wait().unwrap();
+        let what = format!("kill {i} after {:?}", start.elapsed());
+        let n = check_file(&out, &what);
+        if let Some(py) = python {
+            check_h5py(py, &out, n, &what);
+        }
+        if n > 1 {
+            snapshots += 1;
+        }
+        println!("{what}: {n} records");
+        // Large files: keep the disk free (the written file is left as `.part` by the kill).
+        for f in [
+            out.clone(),
+            out.with_extension("h5.part"),
+            out.with_extension("h5.snapshot"),
+        ] {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    // Most kills came after the wall-time snapshots (1 s) had added records.
+    assert!(snapshots > 0, "no kill after a later snapshot");
 }

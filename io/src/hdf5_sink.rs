@@ -42,20 +42,21 @@
 //!
 //! # Faults
 //!
-//! * **Kill (`kill -9`, power kept).** The file is written as `<path>.part` and renamed to
-//!   `<path>` once its layout and the initial state are flushed: a file at `<path>` always
-//!   holds at least the initial state (an earlier file at `<path>` is removed when the sink is
-//!   created; a kill before the rename leaves only `<path>.part`, overwritten by the next run
-//!   to the same path). Records are buffered in memory between blocks, so HDF5 writes nothing
-//!   then: a kill between blocks leaves the file as of the last flush, which opens with plain
-//!   `h5py.File(path)` (no SWMR flag, no `h5clear`: the file has HDF5's earliest format,
-//!   whose superblock has no status flags) and has every record of the last block in every
-//!   per-step dataset. A run loses at most the records of one flush interval. A kill *during*
-//!   a block write (resize, hyperslab writes, `H5Fflush`) can still leave datasets of
-//!   different lengths or metadata past the recorded end of file: HDF5 1.10 writes its
-//!   metadata in place without an order a reader can rely on, except in SWMR mode, whose
-//!   superblock flags make the file of a killed writer refuse a plain open until `h5clear -s`.
-//!   Block writes take about 1 % of the wall time of a fast model (`docs/hdf5-layout.md`).
+//! * **Kill (`kill -9`, power kept).** The run writes `<path>.part`; `path` only ever holds
+//!   *snapshots*: after a block is written and flushed, `<path>.part` is copied to
+//!   `<path>.snapshot` (the kernel's `copy_file_range`; shared blocks where the file system
+//!   offers them) and that is renamed over `path` — at the initial state, then at most once
+//!   per flush interval, and at most 1/20 of the wall time (a large file on a file system
+//!   that copies its bytes is snapshotted less often). At the end the closed `<path>.part`
+//!   is renamed over `path`. The run never writes into the file at `path`, and a rename is
+//!   atomic, so a kill at any moment — inside a block write or a copy included — leaves at
+//!   `path` either nothing (before the initial state) or a complete file that opens with
+//!   plain `h5py.File(path)` (HDF5's earliest format: no superblock status flags, no
+//!   `h5clear`) and holds every record up to its snapshot: a run loses at most the records
+//!   of about one flush interval. Readers can open `path` while the run goes (the writer's
+//!   file lock is on `<path>.part`). A killed run leaves `<path>.part` (and perhaps
+//!   `<path>.snapshot`) behind; the next run to the same path replaces them. The price: up
+//!   to twice the file's size on disk during the run, and one copy per snapshot.
 //! * **Full disk.** Next to the file the sink holds a reserve of disk space (an unlinked file
 //!   of zeros, freed by the system however the process ends) as large as a block at the block
 //!   limit, one chunk per extendible dataset and 256 KiB of metadata. A block write that finds
@@ -64,8 +65,9 @@
 //!   number of records it keeps ([`Hdf5Sink::records_kept`], [`Hdf5Sink::failure`]). If the
 //!   block still cannot be written (the reserve was too small, or taken by another program),
 //!   the sink shrinks every extendible dataset back to its length at the last flush before
-//!   closing; HDF5 often refuses that after a failed write, and then the error says that the
-//!   file may be unreadable. If the reserve cannot be had before the initial
+//!   closing; if HDF5 refuses that after a failed write, `<path>.part` is dropped and `path`
+//!   keeps the last snapshot, as the error says. A snapshot that finds the disk full is
+//!   skipped (the previous one stays). If the reserve cannot be had before the initial
 //!   state is written, no file is left and the error says so. A run thus needs about the
 //!   reserve in free space besides its results, and stops when less is left.
 
@@ -296,14 +298,23 @@ pub struct Hdf5Sink {
     written: usize,
     /// End of the last block write (or of `begin`).
     last_write: Instant,
-    /// When the XDMF sidecars were last rewritten during the run (`None`: not yet).
-    last_sidecar: Option<Instant>,
+    /// A snapshot was taken at the last commit and its sidecars are not yet written.
+    snapshot_fresh: bool,
+    /// The next commit takes a snapshot whatever its interval ([`Hdf5Sink::flush`],
+    /// [`Hdf5Sink::with_flush_every`]).
+    snapshot_now: bool,
     /// Live contact-force recovery: decomposition threshold and samples per pulse.
     force_threshold: f64,
     force_samples: usize,
-    /// Where the file is written until it holds its first record (`<path>.part`); `None`
-    /// once it has been renamed to `path`.
+    /// The file being written (`<path>.part`) until it is closed and renamed to `path`;
+    /// meanwhile `path` holds snapshots of it ([`Hdf5Sink::snapshot`]).
     part: Option<PathBuf>,
+    /// Records and time of the last snapshot at `path` (0: none yet).
+    snapshot_records: usize,
+    snapshot_t: f64,
+    /// When the last snapshot was taken and how long its copy took.
+    snapshot_at: Option<Instant>,
+    snapshot_cost: Duration,
     /// Records in the file as of the last complete write and flush.
     committed: usize,
     /// Time of the last record received.
@@ -363,12 +374,23 @@ fn is_disk_full(e: &str) -> bool {
     e.contains("errno = 28") || e.contains("No space left on device") || e.contains("disk full")
 }
 
-/// The temporary path of a result file until it holds its first record: `<path>.part`.
+/// The file a run writes, until it is closed and renamed to `path`: `<path>.part`.
 fn part_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".part");
     PathBuf::from(s)
 }
+
+/// Where a snapshot is copied before it is renamed to `path`: `<path>.snapshot`.
+fn snapshot_temp(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".snapshot");
+    PathBuf::from(s)
+}
+
+/// Snapshots take at most this share of the wall time: the interval between two grows
+/// with the cost of a copy (large files on file systems that cannot share blocks).
+const SNAPSHOT_TIME_SHARE: u32 = 20;
 
 /// Allocate `len` bytes of disk at `offset` of the reserve file `f`: `fallocate` on Linux
 /// (blocks reserved, nothing written: a run's fixed cost stays small); elsewhere, or where
@@ -453,6 +475,8 @@ impl Hdf5Sink {
             return Err(sink_err(&path, "cannot create file", why));
         }
         let file = File::create(&part).map_err(|e| sink_err(&path, "cannot create file", e))?;
+        // A copy left by a run killed while taking a snapshot.
+        let _ = std::fs::remove_file(snapshot_temp(&path));
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 drop(file);
@@ -475,10 +499,15 @@ impl Hdf5Sink {
             recorded: 0,
             written: 0,
             last_write: Instant::now(),
-            last_sidecar: None,
+            snapshot_fresh: false,
+            snapshot_now: false,
             force_threshold: 1e-6,
             force_samples: 101,
             part: Some(part),
+            snapshot_records: 0,
+            snapshot_t: f64::NAN,
+            snapshot_at: None,
+            snapshot_cost: Duration::ZERO,
             committed: 0,
             recorded_t: f64::NAN,
             written_t: f64::NAN,
@@ -575,13 +604,14 @@ impl Hdf5Sink {
         self.failed.as_deref()
     }
 
-    /// Write the buffered records and flush the file (`H5Fflush`) now. Does nothing after
-    /// [`ResultSink::finish`].
+    /// Write the buffered records, flush the file (`H5Fflush`) and take a snapshot at `path`
+    /// now. Does nothing after [`ResultSink::finish`].
     ///
     /// If writing fails (e.g. the disk is full), the sink stops: every extendible dataset is
     /// shrunk back to its length at the last complete flush, the file is closed, and the
     /// error says what the file holds ([`Hdf5Sink::records_kept`]). Later calls fail.
     pub fn flush(&mut self) -> Result<(), SinkError> {
+        self.snapshot_now = true;
         self.flush_block(true)
     }
 
@@ -610,29 +640,22 @@ impl Hdf5Sink {
         self.last_write = Instant::now();
         // The sidecars are derived from the file: failing to rewrite them (e.g. a full disk,
         // which the next block write reports with what the file keeps) does not stop the run.
-        if self.refresh_sidecars().is_err() {
-            self.last_sidecar = Some(Instant::now());
-        }
+        let _ = self.refresh_sidecars();
         Ok(())
     }
 
-    /// Rewrite the XDMF sidecars for the records now on disk: at the first flush that
-    /// published the file (the initial state) and then at most once per flush interval, so a
-    /// running or interrupted run can be opened in ParaView.
+    /// Rewrite the XDMF sidecars for the records of the snapshot just taken (the written
+    /// file holds exactly those records then), so a running or interrupted run can be opened
+    /// in ParaView.
     fn refresh_sidecars(&mut self) -> Result<(), SinkError> {
-        let due = self
-            .last_sidecar
-            .is_none_or(|t| t.elapsed() >= self.flush_interval);
-        if !self.xdmf || !due || self.part.is_some() || self.committed == 0 {
+        if !self.xdmf || !std::mem::take(&mut self.snapshot_fresh) {
             return Ok(());
         }
         let scene = match (&self.datasets, &self.file) {
             (Some(d), Some(file)) if d.n_nodes > 0 => crate::xdmf::Scene::read(file, &self.path)?,
             _ => return Ok(()),
         };
-        crate::xdmf::write_scene(&self.path, &scene)?;
-        self.last_sidecar = Some(Instant::now());
-        Ok(())
+        crate::xdmf::write_scene(&self.path, &scene).map(|_| ())
     }
 
     /// Write the buffered records, flush the file and commit (see [`Hdf5Sink::commit`]).
@@ -703,9 +726,46 @@ impl Hdf5Sink {
         self.committed = self.written;
         self.committed_t = self.written_t;
         if self.committed > 0 {
-            self.publish()?;
+            self.snapshot();
         }
         Ok(())
+    }
+
+    /// Copy the flushed file to `<path>.snapshot` and rename that to `path`: `path` always
+    /// holds a complete HDF5 file, the last snapshot, which the run never writes into — a
+    /// kill at any moment (even inside a block write) leaves it readable, and readers can
+    /// open it while the run goes. Taken at the first record (the initial state), then at
+    /// most once per flush interval and at most 1/[`SNAPSHOT_TIME_SHARE`] of the wall time.
+    /// A snapshot that cannot be taken (e.g. a full disk) leaves the previous one in place;
+    /// the run goes on, and the closed file replaces it at the end.
+    fn snapshot(&mut self) {
+        let due = std::mem::take(&mut self.snapshot_now)
+            || self.snapshot_at.is_none_or(|t| {
+                t.elapsed()
+                    >= self
+                        .flush_interval
+                        .max(self.snapshot_cost * SNAPSHOT_TIME_SHARE)
+            });
+        let Some(part) = self.part.clone().filter(|_| due) else {
+            return;
+        };
+        let start = Instant::now();
+        let temp = snapshot_temp(&self.path);
+        // std's copy uses the kernel's copy_file_range (block sharing where the file system
+        // offers it). No fsync: a kill does not lose the page cache; power loss is not covered.
+        let copied = std::fs::copy(&part, &temp).and_then(|_| std::fs::rename(&temp, &self.path));
+        self.snapshot_at = Some(Instant::now());
+        self.snapshot_cost = start.elapsed();
+        match copied {
+            Ok(()) => {
+                self.snapshot_records = self.committed;
+                self.snapshot_t = self.committed_t;
+                self.snapshot_fresh = true;
+            }
+            Err(_) => {
+                let _ = std::fs::remove_file(&temp);
+            }
+        }
     }
 
     /// Grow the block limit (from [`FIRST_BLOCK_BYTES`] after the initial state, doubled at
@@ -724,7 +784,7 @@ impl Hdf5Sink {
         self.ensure_reserve(need as u64)
     }
 
-    /// Rename `<path>.part` to `path` (once).
+    /// Rename the closed `<path>.part` to `path` (once), replacing the last snapshot.
     fn publish(&mut self) -> Result<(), SinkError> {
         if let Some(part) = &self.part {
             std::fs::rename(part, &self.path)
@@ -767,13 +827,23 @@ impl Hdf5Sink {
                 format!("no results written (`{file}` not created)")
             }
             Err(r) => {
-                self.committed = 0;
-                match self.part.take() {
-                    Some(part) => {
-                        let _ = std::fs::remove_file(part);
-                        format!("no results written (`{file}` not created)")
-                    }
-                    None => format!("`{file}` may be unreadable: {}", r.0),
+                // The written file may be damaged: drop it; the last snapshot stays.
+                if let Some(part) = self.part.take() {
+                    let _ = std::fs::remove_file(part);
+                }
+                self.committed = self.snapshot_records;
+                self.committed_t = self.snapshot_t;
+                if self.snapshot_records > 0 {
+                    format!(
+                        "`{file}` keeps the {} record{} of its last snapshot (up to t = {:.6} s; \
+                         the rest could not be closed: {})",
+                        self.snapshot_records,
+                        if self.snapshot_records == 1 { "" } else { "s" },
+                        self.snapshot_t,
+                        r.0
+                    )
+                } else {
+                    format!("no results written (`{file}` not created)")
                 }
             }
         };
@@ -1175,12 +1245,15 @@ impl ResultSink for Hdf5Sink {
         self.recorded += 1;
         self.recorded_t = r.t;
         let bytes = d.buffered_bytes(self.recorded - self.written);
+        // Written every n-th record on request: that record also goes to `path` at once.
+        let requested = self.recorded.is_multiple_of(self.flush_every);
         if self.written == 0
-            || self.recorded.is_multiple_of(self.flush_every)
+            || requested
             || bytes >= self.block_limit
             || self.last_write.elapsed() >= self.flush_interval
         {
-            self.flush()?;
+            self.snapshot_now = requested;
+            self.flush_block(true)?;
         }
         Ok(())
     }
