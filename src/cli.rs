@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Parsing is `clap`'s (subcommand help, `--version`, errors naming the option); output goes
-//! through [`out`], which ends quietly when the reader of a pipe closes it (`saltus elements |
+//! through `out`, which ends quietly when the reader of a pipe closes it (`saltus elements |
 //! head`).
 
 use crate::driver::{run_file, run_text, RunRequest, DEFAULT_MODEL, DEFAULT_OUTPUT};

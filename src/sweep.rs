@@ -5,8 +5,9 @@
 //! --index K`: it writes the point's model file `run-K.toml`, runs it to `run-K.h5` and records
 //! its status in `run-K.json`. So both modes give the same files, and the same results for the
 //! same point, dataset for dataset, bit for bit (the files' bytes may differ: block writes follow
-//! the wall clock). A run whose status is `ok` and whose model file is still the
-//! point's model is skipped when the study is run again.
+//! the wall clock). A run whose status is `ok`, whose model file still holds the point's
+//! model and whose results file is intact is skipped when the study is run again
+//! ([`Study::finished`]).
 
 use crate::driver::{check_text, run_file, RunRequest};
 use saltus_io::study::index::{self, Index};

@@ -455,7 +455,7 @@ pub struct IndexFile {
 }
 
 impl IndexFile {
-    /// Read an `index.h5` written by [`write`]; the error names the file.
+    /// Read an `index.h5` written by [`write()`]; the error names the file.
     pub fn read(path: &Path) -> Result<IndexFile, String> {
         let fail = |m: String| format!("{}: {m}", path.display());
         let file = hdf5::File::open(path).map_err(|e| fail(format!("cannot open as HDF5: {e}")))?;
