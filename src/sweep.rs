@@ -438,7 +438,24 @@ pub fn sweep_run(path: &Path, k: usize, threads: Option<usize>) -> Result<String
             .map_err(|e| format!("{}: cannot write: {e}", status_path.display()))?;
             Ok(report.to_string())
         }
-        Err(e) => Err(fail(e.to_string())),
+        Err(e) => {
+            // What the run kept up to its failure: its last record's step and time.
+            let mut status = RunStatus::failed(e.to_string());
+            let kept = saltus_io::series::open(&study.run_results(k))
+                .ok()
+                .and_then(|f| {
+                    let t = saltus_io::series::read_time(&f).ok()?;
+                    let step = f.dataset("step").ok()?.read_raw::<u64>().ok()?;
+                    Some((*step.last()?, *t.last()?))
+                });
+            if let Some((steps, t)) = kept {
+                status.steps = steps;
+                status.t_final = t;
+            }
+            status.wall_time = start.elapsed().as_secs_f64();
+            let _ = status.write(&status_path);
+            Err(e.to_string())
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! | `/error` | string `[N]` | error message of a failed run, else empty |
 //! | `/file` | string `[N]` | results file name, relative to the index |
 //! | `/parameters/<path>` | f64 `[N]`, f64 `[N, m]` or string `[N]` | the parameter's value (attributes `path`, `unit`) |
-//! | `/reductions/<name>` | f64 `[N]` | `steps`, `t_final` \[s\], `wall_time` \[s\], `max_iterations`, then the study's reductions (attributes `dataset`, `op`, `unit`); NaN where a run has no value (runs that are not `ok`) |
+//! | `/reductions/<name>` | f64 `[N]` | `steps`, `t_final` \[s\], `wall_time` \[s\], `max_iterations`, then the study's reductions (attributes `dataset`, `op`, `unit`); NaN where a run has no value (runs that are not `ok`; a failed run keeps `steps`, `t_final`, `wall_time` of its last kept record) |
 //!
 //! Root attributes: `study` (the study file's text), `model` (the base model's path).
 
@@ -182,6 +182,9 @@ pub fn collect(study: &Study) -> Index {
                     s.wall_time,
                     s.max_iterations as f64,
                 ]);
+            } else if state == RowStatus::Failed && s.wall_time > 0.0 {
+                // How far a failed run got: its last kept record, and its wall time.
+                values[..3].copy_from_slice(&[s.steps as f64, s.t_final, s.wall_time]);
             }
             if let Some(e) = &s.error {
                 // One line per run in the index.

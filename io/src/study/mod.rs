@@ -813,13 +813,13 @@ pub struct RunStatus {
     /// The error of a failed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Steps taken.
+    /// Steps taken (a failed run: the step of its last kept record).
     #[serde(default)]
     pub steps: u64,
-    /// Time reached \[s\].
+    /// Time reached \[s\] (a failed run: the time of its last kept record).
     #[serde(default)]
     pub t_final: f64,
-    /// Wall time of the run \[s\] (integration and output).
+    /// Wall time of the run \[s\] (integration and output; a failed run: up to the failure).
     #[serde(default)]
     pub wall_time: f64,
     /// Largest number of Newton iterations of any subproblem.
