@@ -422,7 +422,7 @@ fn sweep(args: SweepArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
             // Ctrl-C: the shell's code for SIGINT.
-            Err(e) if e.starts_with("interrupted:") => {
+            Err(e @ crate::sweep::SweepError::Interrupted(_)) => {
                 eprintln!("saltus: {e}");
                 ExitCode::from(130)
             }

@@ -336,21 +336,28 @@ struct Progress {
     t_end: f64,
 }
 
+/// A progress bar on standard error (`indicatif`) of `len` positions drawn by `template`,
+/// the look of every bar of the program.
+pub(crate) fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("#>."),
+    );
+    bar
+}
+
 /// Progress-bar resolution: positions per run.
 const PROGRESS_STEPS: u64 = 10_000;
 
 impl Progress {
     fn new(t_end: f64, quiet: bool) -> Self {
         let bar = (!quiet).then(|| {
-            let bar = indicatif::ProgressBar::new(PROGRESS_STEPS);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "[{bar:40}] {percent:>3}%  t = {msg} s  elapsed {elapsed}  eta {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("#>."),
-            );
-            bar
+            progress_bar(
+                PROGRESS_STEPS,
+                "[{bar:40}] {percent:>3}%  t = {msg} s  elapsed {elapsed}  eta {eta}",
+            )
         });
         Self { bar, t_end }
     }

@@ -9,7 +9,7 @@
 //! model and whose results file is intact is skipped when the study is run again
 //! ([`Study::finished`]).
 
-use crate::driver::{check_text, run_file, RunRequest};
+use crate::driver::{check_text, progress_bar, run_file, RunRequest};
 use saltus_io::study::index::{self, Index};
 use saltus_io::study::{RunState, RunStatus, Study};
 use std::fmt::Write as _;
@@ -44,15 +44,10 @@ pub fn prepare(path: &Path, yes: bool, quiet: bool) -> Result<Study, String> {
     let mut errors = Vec::new();
     // Building a million models takes a while: show it (large studies only).
     let bar = (!quiet && study.len() >= 200).then(|| {
-        let bar = indicatif::ProgressBar::new(study.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "checking points [{bar:40}] {pos}/{len}  eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("#>."),
-        );
-        bar
+        progress_bar(
+            study.len() as u64,
+            "checking points [{bar:40}] {pos}/{len}  eta {eta}",
+        )
     });
     for k in 0..study.len() {
         if let Some(bar) = &bar {
@@ -157,7 +152,7 @@ pub fn sweep_local(
     jobs: usize,
     yes: bool,
     quiet: bool,
-) -> Result<SweepReport, String> {
+) -> Result<SweepReport, SweepError> {
     let start = Instant::now();
     let study = prepare(path, yes, quiet)?;
     create_folder(&study)?;
@@ -173,10 +168,11 @@ pub fn sweep_local(
                  to end",
                 path.display(),
                 lock_path.display()
-            ))
+            )
+            .into())
         }
         Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("{}: cannot lock: {e}", lock_path.display()))
+            return Err(format!("{}: cannot lock: {e}", lock_path.display()).into())
         }
     }
     let todo: Vec<usize> = (0..study.len()).filter(|&k| !study.finished(k)).collect();
@@ -185,15 +181,10 @@ pub fn sweep_local(
     let study_path = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let jobs = jobs.max(1).min(todo.len().max(1));
     let bar = (!quiet && !todo.is_empty()).then(|| {
-        let bar = indicatif::ProgressBar::new(todo.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "[{bar:40}] {pos}/{len} runs  elapsed {elapsed}  eta {eta}  {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("#>."),
-        );
-        bar
+        progress_bar(
+            todo.len() as u64,
+            "[{bar:40}] {pos}/{len} runs  elapsed {elapsed}  eta {eta}  {msg}",
+        )
     });
     // Ctrl-C: no new runs; the running ones are stopped (left `incomplete`), the index
     // written. (A second handler in one process is refused; the first one serves.)
@@ -234,12 +225,12 @@ pub fn sweep_local(
     let files = index::write(&index, &study)?;
     if INTERRUPTED.load(Ordering::SeqCst) {
         let (ok, _, other) = index.counts();
-        return Err(format!(
-            "interrupted: {ok} of {} runs finished, {other} without results (index in {}); \
-             the same command resumes the study",
+        return Err(SweepError::Interrupted(format!(
+            "{ok} of {} runs finished, {other} without results (index in {}); the same \
+             command resumes the study",
             study.len(),
             files.0.display()
-        ));
+        )));
     }
     Ok(SweepReport {
         runs: study.len(),
@@ -249,6 +240,23 @@ pub fn sweep_local(
         files,
         wall: start.elapsed().as_secs_f64(),
     })
+}
+
+/// Why a local sweep did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// Stopped by Ctrl-C: the index was written; the same command resumes the study.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+    /// The study could not be run (invalid, unwritable folder, a program that cannot start).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for SweepError {
+    fn from(message: String) -> Self {
+        SweepError::Failed(message)
+    }
 }
 
 /// Set by Ctrl-C during a local sweep.

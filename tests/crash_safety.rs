@@ -6,19 +6,13 @@
 //! model whose output dominates its run time puts many kills inside block writes and snapshot
 //! copies, and its file is read while the run goes.
 
+mod common;
+
+use common::scratch;
 use hdf5_metno as hdf5;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("crash")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn model() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models/slider_crank.toml")
@@ -149,7 +143,7 @@ impl Rng {
 
 #[test]
 fn crash_kill_at_random_moments_leaves_a_readable_file() {
-    let dir = scratch("kill");
+    let dir = scratch("crash", "kill");
     let python = h5py_python();
     match python {
         Some(py) => println!("files also opened with h5py ({py})"),
@@ -237,7 +231,7 @@ impl Drop for Mount {
 
 #[test]
 fn crash_full_disk_keeps_the_records_written_before() {
-    let dir = scratch("disk");
+    let dir = scratch("crash", "disk");
     let python = h5py_python();
     // Sizes such that the disk fills before the initial state is written, right after it,
     // during the records, and at the end (the whole run's file is about 7 MB; the sink holds
@@ -340,7 +334,7 @@ impl Drop for Killed {
 
 #[test]
 fn crash_kill_inside_block_writes_leaves_the_last_snapshot() {
-    let dir = scratch("kill_heavy");
+    let dir = scratch("crash", "kill_heavy");
     let model = heavy_output_model(&dir, 600);
     let python = h5py_python();
     let run = |out: &Path| {

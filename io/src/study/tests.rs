@@ -1,26 +1,7 @@
 use super::*;
 
-const BASE: &str = r#"
-[[nodes]]
-name = "ball"
-position = [0.0, 0.0, 1.1]
-
-[[elements]]
-type = "rigid_body"
-name = "ball_body"
-nodes = ["ball"]
-mass = 1.0
-inertia = [0.004, 0.004, 0.004]
-
-[[elements]]
-type = "sphere_plane_contact"
-name = "floor"
-nodes = ["ball"]
-radius = 0.1
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-restitution = 0.8
-"#;
+/// The shipped bouncing ball (a ball `ball` with `ball_body`, a floor contact `floor`).
+const BASE: &str = include_str!("../../../models/bouncing_ball.toml");
 
 /// A study file and its base model in a fresh directory; returns the study's path.
 fn write_study(name: &str, study: &str) -> PathBuf {
