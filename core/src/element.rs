@@ -193,6 +193,18 @@ pub enum StageMotion {
     Velocity,
 }
 
+/// What [`Element::level_converged`] needs after a level converged: the stage gathers an
+/// element's nodes (about a kilobyte copied per element) only for [`LevelHook::State`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelHook {
+    /// Not called at this level (the element keeps no per-level history).
+    Skip,
+    /// Called with [`LocalState::EMPTY`]: the element reads only the [`StepCx`].
+    Context,
+    /// Called with the element's gathered state.
+    State,
+}
+
 /// Read-only gathered view of an element's nodes and multipliers (spec §11.1).
 #[derive(Clone, Copy, Debug)]
 pub struct LocalState<'a> {
@@ -221,6 +233,21 @@ pub struct LocalState<'a> {
     /// approaching, `ġ_N(V⁻⁻) < −tol_v`). A contact that does not gets the forced-gap rows
     /// (its fresh impulses vanish). `true` outside impact sequences and at other levels.
     pub admissible: bool,
+}
+
+impl LocalState<'static> {
+    /// A view of no nodes and no multipliers (what [`LevelHook::Context`] elements receive).
+    pub const EMPTY: LocalState<'static> = LocalState {
+        kinds: &[],
+        nodes: &[],
+        prev: &[],
+        smooth: &[],
+        rot_tangent: &[],
+        incr: &[],
+        mult: &[],
+        mult_smooth: &[],
+        admissible: true,
+    };
 }
 
 /// Local output buffers an element adds into (pre-zeroed by the assembler).
@@ -387,6 +414,13 @@ pub trait Element: Send + Sync + fmt::Debug {
     /// Called after a level has converged (e.g. a contact freezes its position status for the
     /// velocity level's active set, spec §6).
     fn level_converged(&mut self, _cx: &StepCx, _s: &LocalState<'_>) {}
+    /// What [`Element::level_converged`] needs at `level`; the default,
+    /// [`LevelHook::State`], is always correct. Elements without a `level_converged` return
+    /// [`LevelHook::Skip`], those that read only the step context [`LevelHook::Context`]: the
+    /// stage then skips gathering their nodes.
+    fn level_hook(&self, _level: Level) -> LevelHook {
+        LevelHook::State
+    }
     /// Starting multipliers of the element for a solve of the stage `cx` into `mult` (zeroed
     /// by the caller; its length is the element's multiplier count at that level). Default:
     /// zeros. Contacts start from their last converged multipliers (a warm start: only the

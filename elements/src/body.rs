@@ -260,6 +260,10 @@ impl Force for RigidBody {
 }
 
 impl Element for RigidBody {
+    /// No per-level history: the stage skips this element after a level converges.
+    fn level_hook(&self, _level: saltus_core::Level) -> saltus_core::LevelHook {
+        saltus_core::LevelHook::Skip
+    }
     fn type_name(&self) -> &'static str {
         RIGID_BODY
     }
@@ -379,6 +383,10 @@ impl Force for PointMass {
 }
 
 impl Element for PointMass {
+    /// No per-level history: the stage skips this element after a level converges.
+    fn level_hook(&self, _level: saltus_core::Level) -> saltus_core::LevelHook {
+        saltus_core::LevelHook::Skip
+    }
     fn type_name(&self) -> &'static str {
         POINT_MASS
     }

@@ -13,7 +13,8 @@ use saltus_core::contact::contact_row;
 use saltus_core::lie;
 use saltus_core::output::{ContactRow, OutputLayout, ResultSink, StepRecord, StepStats};
 use saltus_core::{
-    Energy, Level, Model, NodeKind, NodeState, OutputState, PrescribedMotion, StepCx,
+    Energy, Level, LevelHook, LocalState, Model, NodeKind, NodeState, OutputState,
+    PrescribedMotion, StepCx,
 };
 use std::time::{Duration, Instant};
 
@@ -679,6 +680,14 @@ impl Nsga {
         for ie in 0..model.elements().len() {
             if !stage.system.active[ie] {
                 continue;
+            }
+            match model.elements()[ie].level_hook(cx.level) {
+                LevelHook::Skip => continue,
+                LevelHook::Context => {
+                    model.elements_mut()[ie].level_converged(cx, &LocalState::EMPTY);
+                    continue;
+                }
+                LevelHook::State => {}
             }
             let nn = state.gather(model, ie);
             let local = state.gathered(

@@ -130,6 +130,15 @@ impl<G: UnilateralContact + Clone + 'static> Element for ContactElement<G> {
         contact_level_converged(&self.contact(), &mut history, cx, s);
         self.history = history;
     }
+    /// Statuses and warm-start multipliers are kept after the position and velocity levels.
+    fn level_hook(&self, level: saltus_core::Level) -> saltus_core::LevelHook {
+        match level {
+            saltus_core::Level::Position | saltus_core::Level::Velocity => {
+                saltus_core::LevelHook::State
+            }
+            _ => saltus_core::LevelHook::Skip,
+        }
+    }
 
     fn warm_start(&self, cx: &StepCx, mult: &mut [f64]) {
         contact_warm_start(&self.history, cx, mult);

@@ -407,6 +407,10 @@ saltus_core::register_element! {
 }
 
 impl Element for SpringDamper {
+    /// No per-level history: the stage skips this element after a level converges.
+    fn level_hook(&self, _level: saltus_core::Level) -> saltus_core::LevelHook {
+        saltus_core::LevelHook::Skip
+    }
     fn type_name(&self) -> &'static str {
         TYPE_NAME
     }

@@ -116,6 +116,9 @@ impl<C: BilateralConstraint> Element for BilateralJoint<C> {
     fn level_converged(&mut self, cx: &StepCx, _s: &LocalState<'_>) {
         self.t_out = if cx.level == Level::Static { 0.0 } else { cx.t };
     }
+    fn level_hook(&self, _level: Level) -> saltus_core::LevelHook {
+        saltus_core::LevelHook::Context
+    }
     fn commit(&mut self, s: &OutputState<'_>) {
         let cx = KinCx::new(s.nodes, self.t_out, &self.layout);
         self.constraint.commit(&cx);
