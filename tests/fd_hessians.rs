@@ -147,6 +147,7 @@ fn residual_only_evaluation_matches_the_full_one() {
                 mult: &fx.mult,
                 mult_smooth: &fx.mult_smooth,
                 admissible: true,
+                memo: None,
             };
             let n = fx.n_unknowns();
             let eval = |full: bool| {

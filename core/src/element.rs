@@ -201,8 +201,23 @@ pub enum LevelHook {
     Skip,
     /// Called with [`LocalState::EMPTY`]: the element reads only the [`StepCx`].
     Context,
+    /// Called with no node data but with the element's multipliers and the [`LevelMemo`] its
+    /// last evaluation recorded (`s.memo`), when the stage vouches that this evaluation was
+    /// at the converged state; otherwise with the gathered state and no memo.
+    Memo,
     /// Called with the element's gathered state.
     State,
+}
+
+/// What an element's evaluation found at a level that its [`Element::level_converged`] needs
+/// (a contact's closed flag and statuses, `nsga.md` §8.6), recorded by the core's stage
+/// assembly ([`crate::stage`]) so that a converged level does not recompute it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LevelMemo {
+    /// Level of the evaluation that recorded `values`; `None`: nothing recorded.
+    pub level: Option<Level>,
+    /// Element-defined values.
+    pub values: [f64; 4],
 }
 
 /// Read-only gathered view of an element's nodes and multipliers (spec §11.1).
@@ -233,6 +248,10 @@ pub struct LocalState<'a> {
     /// approaching, `ġ_N(V⁻⁻) < −tol_v`). A contact that does not gets the forced-gap rows
     /// (its fresh impulses vanish). `true` outside impact sequences and at other levels.
     pub admissible: bool,
+    /// In [`Element::level_converged`] of a [`LevelHook::Memo`] element: what its last
+    /// evaluation at this level recorded, when that evaluation was at the converged state.
+    /// `None` everywhere else.
+    pub memo: Option<&'a LevelMemo>,
 }
 
 impl LocalState<'static> {
@@ -247,6 +266,7 @@ impl LocalState<'static> {
         mult: &[],
         mult_smooth: &[],
         admissible: true,
+        memo: None,
     };
 }
 

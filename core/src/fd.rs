@@ -274,6 +274,7 @@ fn eval_local_with(
             mult,
             mult_smooth: &fx.mult_smooth,
             admissible: true,
+            memo: None,
         };
         let mut out = LocalSystem {
             residual: r.rows_mut(0, n),

@@ -604,6 +604,7 @@ mod tests {
             mult: &[],
             mult_smooth: &[],
             admissible: true,
+            memo: None,
         };
         let mut out = LocalSystem {
             residual: r.rows_mut(0, 6),

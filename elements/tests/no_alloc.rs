@@ -144,6 +144,7 @@ fn level_allocations(
         mult: &fx.mult,
         mult_smooth: &fx.mult_smooth,
         admissible: true,
+        memo: None,
     };
     let mut out = LocalSystem {
         residual: r.rows_mut(0, n),

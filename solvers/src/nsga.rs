@@ -687,6 +687,18 @@ impl Nsga {
                     model.elements_mut()[ie].level_converged(cx, &LocalState::EMPTY);
                     continue;
                 }
+                LevelHook::Memo => {
+                    if let Some(memo) = stage.memo(ie) {
+                        let s = LocalState {
+                            mult: stage.element_multipliers(ie),
+                            mult_smooth: smooth.element_multipliers(ie),
+                            memo: Some(memo),
+                            ..LocalState::EMPTY
+                        };
+                        model.elements_mut()[ie].level_converged(cx, &s);
+                        continue;
+                    }
+                }
                 LevelHook::State => {}
             }
             let nn = state.gather(model, ie);

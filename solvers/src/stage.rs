@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, DVector};
 use saltus_core::assembly::LevelSystem;
 use saltus_core::linear::{Determinant, LinearError, Lu};
 use saltus_core::stage::{evaluate_element, evaluate_element_residual};
-use saltus_core::{ElementId, Level, LocalSystem, Model, NodeKind, StepCx};
+use saltus_core::{ElementId, Level, LevelMemo, LocalSystem, Model, NodeKind, StepCx};
 
 /// Newton tolerances: converged when `‖r‖ ≤ tol (Σ‖r_k‖ + tol_f)` (spec §10, B.44) plus the
 /// round-off floor of the constraint rows, or when a correction is below round-off.
@@ -165,6 +165,12 @@ pub struct Stage {
     /// Constant term added to the node rows of the residual ([`Stage::constant_residual_mut`];
     /// empty: none).
     constant: Vec<f64>,
+    /// Per element: what its last evaluation recorded for `level_converged`
+    /// ([`saltus_core::LevelHook::Memo`]).
+    memos: Vec<LevelMemo>,
+    /// The last assembly was at the state the last solve converged to (so `memos` describe
+    /// it).
+    memos_at_solution: bool,
 }
 
 /// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
@@ -205,6 +211,8 @@ impl Stage {
             monitor_lu: None,
             admissible: Vec::new(),
             constant: Vec::new(),
+            memos: Vec::new(),
+            memos_at_solution: false,
         };
         stage.install(None, model)?;
         Ok(stage)
@@ -231,6 +239,8 @@ impl Stage {
         self.handles = model.element_handles().to_vec();
         self.topology = model.topology();
         self.admissible = vec![true; model.elements().len()];
+        self.memos = vec![LevelMemo::default(); model.elements().len()];
+        self.memos_at_solution = false;
         self.constant.clear();
         self.summary.symbolic_factorizations = self.lu.symbolic_count;
         self.factorized_for = None;
@@ -329,6 +339,21 @@ impl Stage {
         }
     }
 
+    /// What element `ie`'s evaluation at the state of the last converged solve recorded for
+    /// its `level_converged` ([`saltus_core::LevelHook::Memo`]); `None` when the stage cannot
+    /// vouch for it (a solve that ended on a stagnated correction, [`Stage::forget_memos`]).
+    pub fn memo(&self, ie: usize) -> Option<&LevelMemo> {
+        self.memos_at_solution
+            .then(|| &self.memos[ie])
+            .filter(|m| m.level == Some(self.level))
+    }
+
+    /// The recorded memos no longer describe the stage's result (e.g. the multipliers were
+    /// replaced after the solve).
+    pub fn forget_memos(&mut self) {
+        self.memos_at_solution = false;
+    }
+
     /// Zero the multipliers only (the node unknowns keep their values): a further problem of a
     /// repeated stage with fresh multipliers (e.g. the impact problems of `nsga.md` §9).
     pub fn reset_multipliers(&mut self) {
@@ -419,6 +444,7 @@ impl Stage {
             h_loc,
             admissible,
             constant,
+            memos,
             ..
         } = self;
         if hessian {
@@ -464,7 +490,9 @@ impl Stage {
                     hessian: h_loc.view_mut((0, 0), (n, n)),
                     reference: 0.0,
                 };
-                evaluate(element.as_ref(), cx, &local, &mut out, scratch).map(|()| out.reference)
+                let result = evaluate(element.as_ref(), cx, &local, &mut out, scratch);
+                memos[ie] = scratch.memo();
+                result.map(|()| out.reference)
             };
             let extra = result.map_err(|source| SolveError::Element {
                 step,
@@ -519,6 +547,7 @@ impl Stage {
             local,
             admissible,
             constant,
+            memos,
             ..
         } = self;
         let smooth_is_cur = smooth.is_none();
@@ -534,9 +563,10 @@ impl Stage {
             par.pool.install(|| {
                 local[..n_el * stride]
                     .par_chunks_mut(stride)
+                    .zip(memos[..n_el].par_iter_mut())
                     .enumerate()
                     .with_min_len(8)
-                    .for_each(|(ie, buf)| {
+                    .for_each(|(ie, (buf, memo))| {
                         if !system.active[ie] {
                             return;
                         }
@@ -579,8 +609,10 @@ impl Stage {
                         } else {
                             evaluate_element_residual
                         };
-                        match evaluate(element.as_ref(), cx, &local, &mut out, &mut worker.scratch)
-                        {
+                        let result =
+                            evaluate(element.as_ref(), cx, &local, &mut out, &mut worker.scratch);
+                        *memo = worker.scratch.memo();
+                        match result {
                             Ok(()) => head[0] = out.reference,
                             Err(e) => {
                                 let mut first =
@@ -914,6 +946,7 @@ impl Stage {
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
+        self.memos_at_solution = false;
         let result = loop {
             let residual_only = backtracking || start_check || reuse;
             // The correction that led to this point was made with a reused matrix.
@@ -946,6 +979,8 @@ impl Stage {
             let round_off = ROUND_OFF * cx.k * state.scale(positions);
             let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
             if norm <= tolerance {
+                // The assembly just made is at the solution: its memos describe it.
+                self.memos_at_solution = true;
                 break (it, norm);
             }
             if reused_step {

@@ -147,6 +147,7 @@ impl Gathered {
             mult,
             mult_smooth,
             admissible,
+            memo: None,
         }
     }
 

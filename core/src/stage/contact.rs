@@ -19,7 +19,7 @@
 use crate::constraint::Layout;
 use crate::contact::law::{self, Curvature, Multipliers, Scaling, SlidingGaps, Status};
 use crate::contact::{velocity_gaps, ContactHistory, ContactRef};
-use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
+use crate::element::{ElementError, Level, LevelMemo, LocalState, LocalSystem, StepCx};
 use crate::node::NodeKind;
 use nalgebra::SMatrix;
 
@@ -87,7 +87,9 @@ pub(crate) fn couple_scaling(sc: Scaling, r: f64) -> Scaling {
 }
 
 /// Add the contact rows of `c` at the stage `cx` into `out` (module table), using the reused
-/// storage `scratch`.
+/// storage `scratch`. Returns what [`contact_level_converged`] needs if this evaluation is at
+/// the converged state (the statuses the laws decided; [`memo_values`]), `None` where it
+/// cannot tell (a closed contact left out of the current impact problem).
 pub(super) fn add_contact_terms(
     c: &ContactRef<'_>,
     cx: &StepCx,
@@ -95,12 +97,12 @@ pub(super) fn add_contact_terms(
     out: &mut LocalSystem<'_>,
     scratch: &mut ContactScratch,
     hessian: bool,
-) -> Result<(), ElementError> {
+) -> Result<Option<LevelMemo>, ElementError> {
     let layout = Layout::new(s.kinds);
     let n = layout.n();
     let nm = c.n_mult(cx.level);
     if nm == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let sc = Scaling::from_cx(cx);
     let m = Multipliers::from_slice(&s.mult[..nm]);
@@ -112,6 +114,7 @@ pub(super) fn add_contact_terms(
         b.reset_residual(n + nm);
     }
     let couples = c.geometry.couple_radius();
+    let mut memo = None;
     if cx.level == Level::Position {
         // Curvatures enter the Hessian only.
         let curvatures = hessian && cx.dq_dv != 0.0;
@@ -124,13 +127,17 @@ pub(super) fn add_contact_terms(
         }
         let gaps = position_gaps(c, s, curvatures.then_some(&mut *curv))?;
         let curv = curvatures.then_some(&*curv);
-        law::sliding(sc, c.friction(s.prev, &layout), &gaps, curv, &m, &l, b);
+        let st = law::sliding(sc, c.friction(s.prev, &layout), &gaps, curv, &m, &l, b);
+        memo = Some(memo_values(cx.level, [st, Status::Gap, Status::Gap], false));
         if hessian {
             // Configuration columns: ∂q/∂u · T on rotational unknowns.
             apply_tangent(&mut b.k, &layout, s, n + nm);
             scale_node_columns(&mut b.k, n, n + nm, cx.dq_dv);
         }
     } else if !c.history.closed || !s.admissible {
+        if !c.history.closed {
+            memo = Some(memo_values(cx.level, [Status::Gap; 3], false));
+        }
         law::sliding_forced_gap(sc, &m, &l, b);
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
@@ -140,13 +147,15 @@ pub(super) fn add_contact_terms(
     } else {
         let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
         check_finite(c, &gaps)?;
-        law::sliding(sc, c.friction(s.prev, &layout), &gaps, None, &m, &l, b);
+        let st = law::sliding(sc, c.friction(s.prev, &layout), &gaps, None, &m, &l, b);
+        let mut found = [st, Status::Gap, Status::Gap];
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
             let (rho, gamma) = (c.law.rolling_resistance, c.law.spinning_resistance);
-            law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
-            law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
+            found[1] = law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
+            found[2] = law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
         }
+        memo = Some(memo_values(cx.level, found, couples.is_some()));
         if hessian {
             scale_node_columns(&mut b.k, n, n + nm, cx.dv_dv);
         }
@@ -163,7 +172,36 @@ pub(super) fn add_contact_terms(
     for i in 0..size {
         out.residual[i] += b.r[i];
     }
-    Ok(())
+    Ok(memo)
+}
+
+/// The memo of a contact evaluation at `level` from the statuses its laws returned (sliding,
+/// then rolling and spinning when `couples`): `[closed or loaded, sliding, rolling, spinning]`
+/// as [`Status::code`]s, NaN for a status the evaluation did not decide. The closed (position)
+/// and loaded (velocity) flags are `ξ_N > 0` and `σ_N > 0`, i.e. a sliding status other than
+/// [`Status::Gap`] (the laws' forced-gap branch is taken exactly when they are `≤ 0`).
+fn memo_values(level: Level, found: [Status; 3], couples: bool) -> LevelMemo {
+    let closed = found[0].is_closed();
+    let code = |st: Status, decided: bool| if decided { st.code() } else { f64::NAN };
+    LevelMemo {
+        level: Some(level),
+        values: [
+            if closed { 1.0 } else { 0.0 },
+            code(found[0], closed),
+            code(found[1], closed && couples),
+            code(found[2], closed && couples),
+        ],
+    }
+}
+
+/// The status of a [`Status::code`] (NaN: none).
+fn status_of(code: f64) -> Option<Status> {
+    match code {
+        c if c == Status::Gap.code() => Some(Status::Gap),
+        c if c == Status::Stick.code() => Some(Status::Stick),
+        c if c == Status::Slip.code() => Some(Status::Slip),
+        _ => None,
+    }
 }
 
 /// Position-level gaps (with curvatures into `curv`, zeroed by the caller, when given),
@@ -261,14 +299,34 @@ pub fn contact_level_converged(
     if nm == 0 || s.mult.len() < nm {
         return;
     }
-    let m = Multipliers::from_slice(&s.mult[..nm]);
-    let mu = c.friction(s.prev, &Layout::new(s.kinds));
     match cx.level {
         Level::Position | Level::Velocity => {
             history.last[warm_slot(cx.level)].store(&s.mult[..nm], cx.k, cx.h)
         }
         _ => {}
     }
+    // The statuses the last evaluation at the converged state found (the same tests as below).
+    if let Some(memo) = s.memo.filter(|m| m.level == Some(cx.level)) {
+        let [flag, sliding, rolling, spinning] = memo.values;
+        let closed = flag > 0.0;
+        match cx.level {
+            Level::Position => {
+                history.closed = closed;
+                history.status = [Status::Gap; 4];
+            }
+            Level::Velocity => history.loaded = history.closed && closed,
+            _ => return,
+        }
+        let slot = usize::from(cx.level == Level::Velocity);
+        for (k, code) in [(slot, sliding), (2, rolling), (3, spinning)] {
+            if let Some(st) = status_of(code) {
+                history.status[k] = st;
+            }
+        }
+        return;
+    }
+    let m = Multipliers::from_slice(&s.mult[..nm]);
+    let mu = c.friction(s.prev, &Layout::new(s.kinds));
     match cx.level {
         Level::Position => {
             let n = s.kinds.iter().map(|k| k.ndof()).sum();

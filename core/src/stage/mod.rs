@@ -34,7 +34,9 @@ pub(crate) use contact::couple_scaling;
 pub use contact::{contact_level_converged, contact_warm_start};
 
 use crate::constraint::Kinematics;
-use crate::element::{Element, ElementError, InertiaTerm, Level, LocalState, LocalSystem, StepCx};
+use crate::element::{
+    Element, ElementError, InertiaTerm, Level, LevelMemo, LocalState, LocalSystem, StepCx,
+};
 use crate::node::{NodeKind, NodeState};
 use crate::physics::{Dependence, ForceTerms, NodeInertia, PhysicsState};
 use nalgebra::{DMatrixViewMut, DVectorViewMut, Vector3};
@@ -56,6 +58,8 @@ pub struct Scratch {
     kin_s: Box<Kinematics>,
     /// Contact law block and curvatures.
     contact: Box<contact::ContactScratch>,
+    /// What the last evaluation recorded for the element's `level_converged`.
+    memo: LevelMemo,
 }
 
 impl Scratch {
@@ -73,6 +77,7 @@ impl Scratch {
             kin: Box::default(),
             kin_s: Box::default(),
             contact: Box::default(),
+            memo: LevelMemo::default(),
         }
     }
 
@@ -90,6 +95,12 @@ impl Scratch {
             );
         }
         Self::new(nodes, dofs)
+    }
+
+    /// What the last evaluation through this scratch recorded for the element's
+    /// [`Element::level_converged`] ([`crate::element::LevelHook::Memo`]).
+    pub fn memo(&self) -> LevelMemo {
+        self.memo
     }
 
     fn fits(&self, nodes: usize, n: usize) -> bool {
@@ -145,6 +156,7 @@ fn evaluate(
     sc: &mut Scratch,
     hessian: bool,
 ) -> Result<(), ElementError> {
+    sc.memo.level = None;
     let inertia = element.as_inertia();
     let force = element.as_force();
     if inertia.is_some() || force.is_some() {
@@ -220,7 +232,10 @@ fn evaluate(
         constraint::add_constraint_terms(c, cx, s, out, hessian, &mut sc.kin, &mut sc.kin_s)?;
     }
     if let Some(c) = element.as_contact() {
-        contact::add_contact_terms(&c, cx, s, out, &mut sc.contact, hessian)?;
+        let memo = contact::add_contact_terms(&c, cx, s, out, &mut sc.contact, hessian)?;
+        if let Some(memo) = memo {
+            sc.memo = memo;
+        }
     }
     if element.levels().contains(cx.level) {
         element.evaluate(cx, s, out)?;

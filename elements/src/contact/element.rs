@@ -130,11 +130,12 @@ impl<G: UnilateralContact + Clone + 'static> Element for ContactElement<G> {
         contact_level_converged(&self.contact(), &mut history, cx, s);
         self.history = history;
     }
-    /// Statuses and warm-start multipliers are kept after the position and velocity levels.
+    /// Statuses and warm-start multipliers are kept after the position and velocity levels;
+    /// the statuses are those the converged evaluation recorded (`contact_level_converged`).
     fn level_hook(&self, level: saltus_core::Level) -> saltus_core::LevelHook {
         match level {
             saltus_core::Level::Position | saltus_core::Level::Velocity => {
-                saltus_core::LevelHook::State
+                saltus_core::LevelHook::Memo
             }
             _ => saltus_core::LevelHook::Skip,
         }

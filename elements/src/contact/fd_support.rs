@@ -2,11 +2,13 @@
 //! random fixture in a given status, the status it lands in, and the Hessian check over seeds.
 
 use super::element::ContactElement;
+use nalgebra::{DMatrix, DVector};
 use saltus_core::constraint::Layout;
 use saltus_core::contact::law::{Multipliers, Scaling, SlidingGaps, Status};
 use saltus_core::contact::{velocity_gaps, UnilateralContact};
 use saltus_core::fd::{check_hessian, test_cx, LocalFixture, Rng};
-use saltus_core::{Element, Level, StepCx};
+use saltus_core::stage::{evaluate_element_residual, Scratch};
+use saltus_core::{Element, Level, LocalState, LocalSystem, StepCx};
 
 /// Multipliers chosen so that the augmented multipliers land in `status` for an O(1) random
 /// state (|g| ≲ 2, κ = 1.7, π = 2.3): gap λ_N ≪ 0; stick λ_N ≫ 0 with small tangential
@@ -73,6 +75,78 @@ pub(crate) fn check_every_status<G: UnilateralContact + Clone + 'static>(
             "{status:?}: {p} {v} {open}"
         );
     }
+    check_memo_statuses(base, seed);
+}
+
+/// The statuses `level_converged` takes from the memo of an evaluation equal those it
+/// computes from the gathered state, at the position level and at the velocity level (closed
+/// and open at position level), over every sliding status and random couple multipliers
+/// (which put rolling and spinning in either status).
+pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
+    base: &ContactElement<G>,
+    seed: u64,
+) {
+    let kinds = base.geometry().node_kinds().to_vec();
+    let mut closed = base.clone();
+    closed.history_mut().closed = true;
+    let mut seen = std::collections::HashSet::new();
+    for (e, level) in [
+        (base, Level::Position),
+        (&closed, Level::Velocity),
+        (base, Level::Velocity),
+    ] {
+        for status in [Status::Gap, Status::Stick, Status::Slip] {
+            for k in 0..8 {
+                let mut rng = Rng::new(seed + 17 * k);
+                let n_mult = e.n_mult(level);
+                let mut fx = LocalFixture::random(&kinds, n_mult, 0, 0.2, &mut rng);
+                fx.mult = mults(status, n_mult);
+                // Couple multipliers from small to large: rolling and spinning stick or slip.
+                for m in fx.mult.iter_mut().skip(3) {
+                    *m = 40.0 * rng.uniform() * (k as f64 / 7.0);
+                }
+                let cx = test_cx(level);
+                let (nodes, tangents) = fx.states(&cx, &fx.incr);
+                let mut s = LocalState {
+                    kinds: &fx.kinds,
+                    nodes: &nodes,
+                    prev: &fx.prev,
+                    smooth: &fx.smooth,
+                    rot_tangent: &tangents,
+                    incr: &fx.incr,
+                    mult: &fx.mult,
+                    mult_smooth: &fx.mult_smooth,
+                    admissible: true,
+                    memo: None,
+                };
+                let n = fx.n_unknowns();
+                let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
+                let mut out = LocalSystem {
+                    residual: r.rows_mut(0, n),
+                    hessian: h.view_mut((0, 0), (n, n)),
+                    reference: 0.0,
+                };
+                let mut scratch = Scratch::new(kinds.len(), n);
+                evaluate_element_residual(e, &cx, &s, &mut out, &mut scratch).unwrap();
+                let memo = scratch.memo();
+                assert_eq!(memo.level, Some(level));
+                let mut recomputed = e.clone();
+                recomputed.level_converged(&cx, &s);
+                s.memo = Some(&memo);
+                let mut remembered = e.clone();
+                remembered.level_converged(&cx, &s);
+                assert_eq!(
+                    remembered.history(),
+                    recomputed.history(),
+                    "{level:?} {status:?} seed {}",
+                    seed + 17 * k
+                );
+                seen.insert(format!("{level:?} {:?}", recomputed.history().status));
+            }
+        }
+    }
+    // The fixtures cover closed and open, stick and slip (not a vacuous comparison).
+    assert!(seen.len() >= 5, "{seen:?}");
 }
 
 /// Largest relative error of the Hessian of `e` at `level` against central differences over

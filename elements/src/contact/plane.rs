@@ -502,6 +502,7 @@ mod tests {
                 mult: &[0.0; 3],
                 mult_smooth: &[],
                 admissible: true,
+                memo: None,
             };
             let g = position_gaps(&e, &s);
             worst = worst.max(g.g_t.norm()).max(g.g_n.abs());

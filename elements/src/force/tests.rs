@@ -338,6 +338,7 @@ fn nodal_load_residuals() {
         mult: &[],
         mult_smooth: &[],
         admissible: true,
+        memo: None,
     };
     let (r, h) = evaluate(&e, &cx, &s).unwrap();
     // −h λ (Rᵀm − m) with Rᵀ m = (0,2,0), m = (0,0,2).
@@ -374,6 +375,7 @@ fn residual(
         mult: &[],
         mult_smooth: &[],
         admissible: true,
+        memo: None,
     };
     evaluate(e, cx, &s).unwrap().0
 }

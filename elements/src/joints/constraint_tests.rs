@@ -98,6 +98,7 @@ fn outputs_fill_every_declared_channel() {
             mult: &fx.mult,
             mult_smooth: &fx.mult_smooth,
             admissible: true,
+            memo: None,
         };
         e.level_converged(&cx, &s);
         let specs = e.outputs();

@@ -103,6 +103,12 @@ impl Nsga {
                 .element_multipliers_mut(ie)
                 .copy_from_slice(&self.impact_acc[a..a + n]);
         }
+        // With one problem the accumulated impulses are that problem's and its pre-impact
+        // velocities v_n: the statuses its last evaluation found are the step's. After several,
+        // they are judged again on the totals.
+        if problems > 1 {
+            self.velocity.forget_memos();
+        }
         self.end_impact_sequence();
         self.step_start_rates(model);
         self.note(2, &total);
