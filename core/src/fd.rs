@@ -112,6 +112,35 @@ impl LocalFixture {
         self.kinds.iter().map(|k| k.ndof()).sum::<usize>() + self.mult.len()
     }
 
+    /// The element's view at the stage `cx` of the current node states `nodes` and rotation
+    /// tangents `tangents` (from [`LocalFixture::states`]), node increments `incr` and
+    /// multipliers `mult`.
+    pub fn local_state<'a>(
+        &'a self,
+        cx: &StepCx,
+        nodes: &'a [NodeState],
+        tangents: &'a [Matrix3<f64>],
+        incr: &'a [Vector6<f64>],
+        mult: &'a [f64],
+    ) -> LocalState<'a> {
+        LocalState {
+            kinds: &self.kinds,
+            nodes,
+            prev: &self.prev,
+            smooth: if cx.motion() == StageMotion::Rates {
+                nodes
+            } else {
+                &self.smooth
+            },
+            rot_tangent: tangents,
+            incr,
+            mult,
+            mult_smooth: &self.mult_smooth,
+            admissible: true,
+            memo: None,
+        }
+    }
+
     /// Current node states and rotation tangents at `level` for the given node increments.
     pub fn states(
         &self,
@@ -260,22 +289,7 @@ fn eval_local_with(
     let mut r = DVector::zeros(n);
     let mut h = DMatrix::zeros(n, n);
     {
-        let s = LocalState {
-            kinds: &fx.kinds,
-            nodes: &nodes,
-            prev: &fx.prev,
-            smooth: if cx.motion() == StageMotion::Rates {
-                &nodes
-            } else {
-                &fx.smooth
-            },
-            rot_tangent: &tangents,
-            incr,
-            mult,
-            mult_smooth: &fx.mult_smooth,
-            admissible: true,
-            memo: None,
-        };
+        let s = fx.local_state(cx, &nodes, &tangents, incr, mult);
         let mut out = LocalSystem {
             residual: r.rows_mut(0, n),
             hessian: h.view_mut((0, 0), (n, n)),

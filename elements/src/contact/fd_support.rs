@@ -8,7 +8,7 @@ use saltus_core::contact::law::{Multipliers, Scaling, SlidingGaps, Status};
 use saltus_core::contact::{velocity_gaps, UnilateralContact};
 use saltus_core::fd::{check_hessian, test_cx, LocalFixture, Rng};
 use saltus_core::stage::{evaluate_element_residual, Scratch};
-use saltus_core::{Element, Level, LocalState, LocalSystem, StepCx};
+use saltus_core::{Element, Level, LocalSystem, StepCx};
 
 /// Multipliers chosen so that the augmented multipliers land in `status` for an O(1) random
 /// state (|g| ≲ 2, κ = 1.7, π = 2.3): gap λ_N ≪ 0; stick λ_N ≫ 0 with small tangential
@@ -107,18 +107,7 @@ pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
                 }
                 let cx = test_cx(level);
                 let (nodes, tangents) = fx.states(&cx, &fx.incr);
-                let mut s = LocalState {
-                    kinds: &fx.kinds,
-                    nodes: &nodes,
-                    prev: &fx.prev,
-                    smooth: &fx.smooth,
-                    rot_tangent: &tangents,
-                    incr: &fx.incr,
-                    mult: &fx.mult,
-                    mult_smooth: &fx.mult_smooth,
-                    admissible: true,
-                    memo: None,
-                };
+                let mut s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
                 let n = fx.n_unknowns();
                 let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
                 let mut out = LocalSystem {
