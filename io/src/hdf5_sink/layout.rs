@@ -204,17 +204,17 @@ impl Hdf5Sink {
         let elements = group("elements")?;
 
         let n_nodes = layout.node_names.len();
-        let names: Vec<VarLenUnicode> = layout
-            .node_names
-            .iter()
-            .map(|n| VarLenUnicode::from_str(n))
-            .collect::<Result<_, _>>()
-            .map_err(|e| sink_err(path, "dataset `/nodes/names`", e))?;
-        nodes
-            .new_dataset_builder()
-            .with_data(&names)
-            .create("names")
-            .map_err(|e| sink_err(path, "dataset `/nodes/names`", e))?;
+        let string_dataset = |g: &Group, name: &str, values: &[String], what: &str| {
+            var_len_strings(values)
+                .and_then(|v| g.new_dataset_builder().with_data(&v).create(name))
+                .map_err(|e| sink_err(path, what, e))
+        };
+        string_dataset(
+            &nodes,
+            "names",
+            &layout.node_names,
+            "dataset `/nodes/names`",
+        )?;
         let index: Vec<i64> = (0..n_nodes as i64).collect();
         nodes
             .new_dataset_builder()
@@ -222,17 +222,12 @@ impl Hdf5Sink {
             .create("index")
             .map_err(|e| sink_err(path, "dataset `/nodes/index`", e))?;
 
-        let stage_names: Vec<VarLenUnicode> = layout
-            .stage_names
-            .iter()
-            .map(|n| VarLenUnicode::from_str(n))
-            .collect::<Result<_, _>>()
-            .map_err(|e| sink_err(path, "dataset `/solver/stages`", e))?;
-        solver
-            .new_dataset_builder()
-            .with_data(&stage_names)
-            .create("stages")
-            .map_err(|e| sink_err(path, "dataset `/solver/stages`", e))?;
+        string_dataset(
+            &solver,
+            "stages",
+            &layout.stage_names,
+            "dataset `/solver/stages`",
+        )?;
         let n_stages = layout.stage_names.len();
         let columns = format!("columns: {}", layout.stage_names.join(", "));
 

@@ -282,6 +282,17 @@ fn extendible_datasets(group: &Group, out: &mut Vec<Dataset>) -> hdf5::Result<()
     Ok(())
 }
 
+/// HDF5 variable-length UTF-8 strings of `values` (for string datasets and list attributes).
+pub(crate) fn var_len_strings<S: AsRef<str>>(
+    values: impl IntoIterator<Item = S>,
+) -> hdf5::Result<Vec<VarLenUnicode>> {
+    values
+        .into_iter()
+        .map(|s| VarLenUnicode::from_str(s.as_ref()).map_err(|e| hdf5::Error::from(e.to_string())))
+        .collect()
+}
+
+/// Write the scalar string attribute `name = value` on `loc`.
 pub(crate) fn write_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
     loc.new_attr::<VarLenUnicode>()

@@ -15,12 +15,12 @@
 //! Root attributes: `study` (the study file's text), `model` (the base model's path).
 
 use super::{show, RunState, Study, SUMMARY_COLUMNS};
+use crate::hdf5_sink::{var_len_strings, write_str_attr};
 use crate::series::{open, read_series, read_time};
 use hdf5::types::VarLenUnicode;
 use hdf5_metno as hdf5;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 /// The state of a run as the index reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,23 +289,9 @@ pub fn csv(index: &Index) -> String {
     out
 }
 
-fn strings(values: impl IntoIterator<Item = String>) -> hdf5::Result<Vec<VarLenUnicode>> {
-    values
-        .into_iter()
-        .map(|s| VarLenUnicode::from_str(&s).map_err(|e| hdf5::Error::from(e.to_string())))
-        .collect()
-}
-
-fn attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
-    let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
-    loc.new_attr::<VarLenUnicode>()
-        .create(name)?
-        .write_scalar(&v)
-}
-
 /// A one-dimensional string attribute.
 fn list_attr(loc: &hdf5::Location, name: &str, values: &[String]) -> hdf5::Result<()> {
-    let v = strings(values.iter().cloned())?;
+    let v = var_len_strings(values.iter().cloned())?;
     loc.new_attr::<VarLenUnicode>()
         .shape(v.len())
         .create(name)?
@@ -339,24 +325,24 @@ fn numeric(values: &[&toml::Value]) -> Option<(Vec<f64>, usize)> {
 
 fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
     let file = hdf5::File::create(path)?;
-    attr(&file, "study", &study.text)?;
-    attr(&file, "model", &study.model_path.display().to_string())?;
+    write_str_attr(&file, "study", &study.text)?;
+    write_str_attr(&file, "model", &study.model_path.display().to_string())?;
     let n = index.rows.len();
     let runs: Vec<u64> = index.rows.iter().map(|r| r.run as u64).collect();
     file.new_dataset_builder().with_data(&runs).create("run")?;
-    let status = strings(index.rows.iter().map(|r| r.status.to_string()))?;
+    let status = var_len_strings(index.rows.iter().map(|r| r.status.to_string()))?;
     file.new_dataset_builder()
         .with_data(&status)
         .create("status")?;
-    let error = strings(index.rows.iter().map(|r| r.error.clone()))?;
+    let error = var_len_strings(index.rows.iter().map(|r| r.error.clone()))?;
     file.new_dataset_builder()
         .with_data(&error)
         .create("error")?;
-    let files = strings(index.rows.iter().map(|r| r.file.clone()))?;
+    let files = var_len_strings(index.rows.iter().map(|r| r.file.clone()))?;
     file.new_dataset_builder()
         .with_data(&files)
         .create("file")?;
-    attr(
+    write_str_attr(
         &file,
         "combine",
         match study.combine {
@@ -389,15 +375,15 @@ fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
                     .create(p.as_str())?
             }
             None => {
-                let s = strings(values.iter().map(|v| show(v)))?;
+                let s = var_len_strings(values.iter().map(|v| show(v)))?;
                 params
                     .new_dataset_builder()
                     .with_data(&s)
                     .create(p.as_str())?
             }
         };
-        attr(&ds, "path", p)?;
-        attr(&ds, "unit", &index.parameter_units[j])?;
+        write_str_attr(&ds, "path", p)?;
+        write_str_attr(&ds, "unit", &index.parameter_units[j])?;
     }
     let reductions = file.create_group("reductions")?;
     list_attr(&reductions, "order", &index.columns)?;
@@ -407,10 +393,10 @@ fn write_h5(index: &Index, study: &Study, path: &Path) -> hdf5::Result<()> {
             .new_dataset_builder()
             .with_data(&x)
             .create(c.as_str())?;
-        attr(&ds, "unit", &index.units[j])?;
+        write_str_attr(&ds, "unit", &index.units[j])?;
         if let Some(r) = study.reductions.iter().find(|r| &r.name == c) {
-            attr(&ds, "dataset", &r.dataset)?;
-            attr(&ds, "op", r.op.name())?;
+            write_str_attr(&ds, "dataset", &r.dataset)?;
+            write_str_attr(&ds, "op", r.op.name())?;
         }
     }
     Ok(())
