@@ -194,6 +194,18 @@ impl LevelSystem {
         &self.dofs[a..b]
     }
 
+    /// Set the diagonal entries of element `e`'s multiplier rows to `value` (e.g. to decouple the
+    /// rows of an element left out of an assembly, whose rows are otherwise empty).
+    pub fn set_multiplier_diagonal(&mut self, e: usize, value: f64) {
+        let (a, n) = self.mult_range[e];
+        let data = self.matrix.data_mut();
+        for &s in &self.mult_diag_slots[a..a + n] {
+            if s != FIXED {
+                data[s] = value;
+            }
+        }
+    }
+
     /// Zero the matrix values and the right-hand side (pattern kept).
     pub fn zero(&mut self) {
         self.matrix.data_mut().fill(0.0);

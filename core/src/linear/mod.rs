@@ -24,7 +24,7 @@ use static_lu::StaticLu;
 /// sparse refactorization along a fixed pivot order: dense/sparse time 0.5–0.7 at n = 11–44,
 /// 1.0 at n = 48–66, 1.4 at n = 72–88, 2.2 at n = 132.
 ///
-/// The dense LU is this module's unblocked kernel ([`dense_lu`]), not faer's blocked one: on
+/// The dense LU is this module's unblocked kernel (`dense_lu`), not faer's blocked one: on
 /// these matrices it took 0.45–0.8 of faer's time up to n = 132 (faer's recursion and SIMD
 /// dispatch outweigh the arithmetic at these sizes, and the kernel skips the structural zeros
 /// of the rank-one updates).
@@ -179,7 +179,7 @@ fn dense_solve_in_place(lu: &[f64], n: usize, perm: &[usize], b: &mut [f64], wor
     }
 }
 
-/// LU solver of one pattern: dense below [`Lu::dense_max`] unknowns, sparse simplicial above,
+/// LU solver of one pattern: dense below `Lu::dense_max` unknowns, sparse simplicial above,
 /// keeping the symbolic factorization and all workspaces between calls (no allocation after
 /// [`Lu::analyze`]).
 pub struct Lu {

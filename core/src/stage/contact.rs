@@ -376,3 +376,81 @@ pub fn contact_level_converged(
         _ => {}
     }
 }
+
+/// A contact at a correction stage, linearized at the current iterate: what a contact-space
+/// solver needs ([`linearized_contact`]).
+#[derive(Clone, Debug)]
+pub struct LinearizedContact {
+    /// Node unknowns `n ≤ 12` of the element (its first `n` local unknowns).
+    pub n: usize,
+    /// Gaps `ḡ = (ḡ_N, ḡ_T1, ḡ_T2)` of the sliding law (module table): position level `g_N`
+    /// and the incremental `g_T` \[m\]; velocity level `ĝ̇_N`, `ĝ̇_T` \[m/s\] (Newton law).
+    pub gaps: nalgebra::Vector3<f64>,
+    /// `∂ḡ/∂u` (first `n` columns) with respect to the stage's node unknowns `u`, with the
+    /// column factors of the stage Hessian applied (rotation tangent `T` and `∂q/∂u` at
+    /// position level, `∂v/∂u` at velocity level).
+    pub jacobian: SMatrix<f64, 3, { crate::contact::law::MAX_NODE_UNKNOWNS }>,
+    /// Friction coefficient `μ` of the step ([`ContactRef::friction`]).
+    pub friction: f64,
+    /// Rolling or spinning resistance takes part (velocity level, a contact with couples and
+    /// `ρ > 0` or `γ_s > 0`): the three sliding rows do not describe the contact alone.
+    pub resisted_couples: bool,
+}
+
+/// Contact `c` at the stage `cx`, linearized at the state `s`: at the solution of the stage its
+/// physical reaction `r = κλ` (sliding multipliers) and its gaps `ḡ` satisfy Signorini's
+/// condition `0 ≤ r_N ⊥ ḡ_N ≥ 0` and Coulomb's law with the cone radius `μ r_N` (stick
+/// `ḡ_T = 0`, or slip with `r_T = −μ r_N ḡ_T/‖ḡ_T‖`), which is what the Alart–Curnier contact
+/// rows of this module state (`nsga.md` §8.3). `Ok(None)`: the contact takes no part (a
+/// stage other than position or velocity; at velocity level, open at position level or not
+/// admissible in the current impact problem: its multipliers are zero).
+pub fn linearized_contact(
+    c: &ContactRef<'_>,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+) -> Result<Option<LinearizedContact>, ElementError> {
+    let layout = Layout::new(s.kinds);
+    let n = layout.n();
+    let (gaps, factor, resisted_couples) = match cx.level {
+        Level::Position => (position_gaps(c, s, None)?, cx.dq_dv, false),
+        Level::Velocity if c.history.closed && s.admissible => {
+            let (gaps, _, _) = velocity_gaps(c, s.nodes, s.prev, &layout);
+            check_finite(c, &gaps)?;
+            let resisted = c.geometry.couple_radius().is_some()
+                && (c.law.rolling_resistance > 0.0 || c.law.spinning_resistance > 0.0);
+            (gaps, cx.dv_dv, resisted)
+        }
+        _ => return Ok(None),
+    };
+    let mut jacobian = SMatrix::<f64, 3, { crate::contact::law::MAX_NODE_UNKNOWNS }>::zeros();
+    for j in 0..n {
+        jacobian[(0, j)] = gaps.grad_n[j];
+        jacobian[(1, j)] = gaps.grad_t[(0, j)];
+        jacobian[(2, j)] = gaps.grad_t[(1, j)];
+    }
+    if cx.level == Level::Position {
+        // Configuration columns: ∂q/∂u · T on rotational unknowns (as `apply_tangent`).
+        for (i, kind) in layout.kinds().iter().enumerate() {
+            if *kind != NodeKind::Frame {
+                continue;
+            }
+            let t = &s.rot_tangent[i];
+            let o = layout.offset(i) + 3;
+            for r in 0..3 {
+                let row = [jacobian[(r, o)], jacobian[(r, o + 1)], jacobian[(r, o + 2)]];
+                for j in 0..3 {
+                    jacobian[(r, o + j)] =
+                        row[0] * t[(0, j)] + row[1] * t[(1, j)] + row[2] * t[(2, j)];
+                }
+            }
+        }
+    }
+    jacobian *= factor;
+    Ok(Some(LinearizedContact {
+        n,
+        gaps: nalgebra::Vector3::new(gaps.g_n, gaps.g_t[0], gaps.g_t[1]),
+        jacobian,
+        friction: c.friction(s.prev, &layout),
+        resisted_couples,
+    }))
+}

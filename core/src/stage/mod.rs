@@ -31,7 +31,9 @@ pub(crate) mod constraint;
 mod contact;
 
 pub(crate) use contact::couple_scaling;
-pub use contact::{contact_level_converged, contact_warm_start};
+pub use contact::{
+    contact_level_converged, contact_warm_start, linearized_contact, LinearizedContact,
+};
 
 use crate::constraint::Kinematics;
 use crate::element::{
