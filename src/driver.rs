@@ -239,6 +239,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
             ImpactMode::Simultaneous => None,
         },
         warm_start: sim.warm_start,
+        contact_fallback: sim.contact_fallback,
         ..NsgaOptions::default()
     }
 }

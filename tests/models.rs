@@ -94,19 +94,27 @@ fn impact_settings_reach_the_solver() {
     assert!(err.to_string().contains("impacts"), "{err}");
 }
 
-/// `[simulation] warm_start`: on by default as in the solver, `false` reaches it.
+/// `[simulation] warm_start` and `contact_fallback`: on by default as in the solver, `false`
+/// reaches it.
 #[test]
-fn warm_start_setting_reaches_the_solver() {
+fn switch_settings_reach_the_solver() {
     use saltus::io::model_file::SimulationSettings;
-    assert!(saltus::solvers::NsgaOptions::default().warm_start);
-    let options = |sim: SimulationSettings| {
-        saltus::driver::nsga_options(&sim, &Default::default()).warm_start
-    };
-    assert!(options(SimulationSettings::default()));
+    use saltus::solvers::NsgaOptions;
+    type Switch = fn(&NsgaOptions) -> bool;
+    let switches: [(&str, Switch); 2] = [
+        ("warm_start", |o| o.warm_start),
+        ("contact_fallback", |o| o.contact_fallback),
+    ];
     let node = "[[nodes]]\nname = \"a\"\nkind = \"frame\"\nposition = [0.0, 0.0, 0.0]\n";
-    let text = format!("[simulation]\nwarm_start = false\n{node}");
-    let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
-    assert!(!options(file.simulation));
+    for (key, get) in switches {
+        let options =
+            |sim: SimulationSettings| get(&saltus::driver::nsga_options(&sim, &Default::default()));
+        assert!(get(&NsgaOptions::default()), "{key}");
+        assert!(options(SimulationSettings::default()), "{key}");
+        let text = format!("[simulation]\n{key} = false\n{node}");
+        let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
+        assert!(!options(file.simulation), "{key}");
+    }
 }
 
 /// `[simulation] jacobian_reuse`: the model-file default is the solver's, 0 selects full Newton,

@@ -94,6 +94,12 @@ pub struct NsgaOptions {
     /// starts in its status. Changes the Newton path, not the converged solution; `false`:
     /// every solve starts from zero multipliers.
     pub warm_start: bool,
+    /// A position or velocity solve whose semi-smooth Newton reaches `max_iterations` hands its
+    /// contacts to a contact-space nonsmooth Gauss–Seidel ([`Stage::settle_contacts`]; e.g. a
+    /// settling granular pile, whose hyperstatic clusters make the Newton cycle) before
+    /// reporting non-convergence. Its result passes the same residual test; `false`: Newton
+    /// only.
+    pub contact_fallback: bool,
 }
 
 /// The multiple-impact sequence of the velocity stage (`nsga.md` §9, thesis Annex B §B.3).
@@ -160,6 +166,7 @@ impl Default for NsgaOptions {
             jacobian_reuse: Some(DEFAULT_JACOBIAN_REUSE),
             impacts: Some(ImpactSequence::default()),
             warm_start: true,
+            contact_fallback: true,
         }
     }
 }
@@ -322,12 +329,16 @@ impl RunSummary {
         self.stages
             .iter()
             .map(|s| {
-                format!(
+                let mut d = format!(
                     "{} {:.2}/{}",
                     s.name,
                     s.iterations as f64 / self.steps.max(1) as f64,
                     s.max_iterations
-                )
+                );
+                if s.settled > 0 {
+                    d += &format!(" ({} settled by Gauss–Seidel)", s.settled);
+                }
+                d
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -630,6 +641,7 @@ impl Nsga {
             max_iterations: self.opts.max_iterations,
             line_search: self.opts.line_search,
             jacobian_reuse: self.opts.jacobian_reuse,
+            contact_fallback: self.opts.contact_fallback,
         }
     }
 

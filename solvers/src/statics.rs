@@ -444,6 +444,8 @@ impl<'o> StaticSolve<'o> {
             // Full Newton: each load step is a new problem, and the stability monitor
             // factorizes at every converged point anyway.
             jacobian_reuse: None,
+            // A static stage has no contact rows.
+            contact_fallback: false,
         };
         let layout = OutputLayout::for_model(model, &[STATIC_STAGE]);
         let values = vec![0.0; layout.n_element_values];

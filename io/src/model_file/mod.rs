@@ -154,6 +154,11 @@ pub struct SimulationSettings {
     /// (default `true`; `false` starts from zero, e.g. to compare iteration counts with the
     /// thesis). The converged results do not depend on it.
     pub warm_start: bool,
+    /// Hand a position or velocity solve whose semi-smooth Newton reaches `max_iterations` to a
+    /// contact-space nonsmooth Gauss–Seidel before reporting non-convergence (default `true`;
+    /// e.g. a settling granular pile). Its result passes the same residual test; `false`:
+    /// Newton only.
+    pub contact_fallback: bool,
 }
 
 /// [`SimulationSettings::impacts`].
@@ -196,6 +201,7 @@ impl Default for SimulationSettings {
             impact_tolerance: DEFAULT_IMPACT_TOLERANCE,
             max_impact_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
             warm_start: true,
+            contact_fallback: true,
         }
     }
 }

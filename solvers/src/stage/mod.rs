@@ -13,6 +13,8 @@
 //! let report = stage.newton(&model, &mut state, &cx, &tol, step, None, update_velocity_states)?;
 //! ```
 
+mod settle;
+
 use crate::error::SolveError;
 use crate::state::State;
 use nalgebra::{DMatrix, DVector};
@@ -43,6 +45,10 @@ pub struct Tolerance {
     /// solution satisfies the same tolerance. `None`: full Newton (a fresh iteration matrix at
     /// every iteration).
     pub jacobian_reuse: Option<f64>,
+    /// A position or velocity stage whose Newton reaches the iteration cap hands its contacts to
+    /// the contact-space Gauss–Seidel of [`Stage::settle_contacts`] before reporting
+    /// non-convergence; `false`: Newton only.
+    pub contact_fallback: bool,
 }
 
 /// The stage context an iteration matrix depends on besides the state (everything but the
@@ -126,6 +132,9 @@ pub struct StageSummary {
     /// solve converged at its start, e.g. a correction with nothing to correct): the Hessian
     /// is assembled only if the start point turns out not to be converged.
     pub start_checks: usize,
+    /// Solves finished by the contact-space Gauss–Seidel fallback after the semi-smooth Newton
+    /// reached its iteration cap ([`Stage::settle_contacts`]).
+    pub settled: usize,
     /// Newton corrections made with a reused factorization (modified Newton,
     /// [`Tolerance::jacobian_reuse`]); included in `iterations`.
     pub reused_corrections: usize,
@@ -158,8 +167,9 @@ pub struct Stage {
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
-    /// Factorization of [`Stage::determinant`] (created at its first call).
-    monitor_lu: Option<Lu>,
+    /// A factorization beside the Newton loop's, for [`Stage::determinant`] and
+    /// [`Stage::settle_contacts`] (created at its first use).
+    side_lu: Option<Lu>,
     /// Per element: its contact takes part in the current problem ([`Stage::set_admissible`]).
     admissible: Vec<bool>,
     /// Constant term added to the node rows of the residual ([`Stage::constant_residual_mut`];
@@ -208,7 +218,7 @@ impl Stage {
             topology: 0,
             local: Vec::new(),
             factorized_for: None,
-            monitor_lu: None,
+            side_lu: None,
             admissible: Vec::new(),
             constant: Vec::new(),
             memos: Vec::new(),
@@ -816,7 +826,7 @@ impl Stage {
     ) -> Result<Determinant, SolveError> {
         self.assemble(model, state, cx, step, None)?;
         self.regularize(cx);
-        let lu = self.monitor_lu.get_or_insert_with(Lu::new);
+        let lu = self.side_lu.get_or_insert_with(Lu::new);
         match lu.factorize(&self.system.matrix, self.system.generation) {
             Ok(()) => Ok(lu.determinant().unwrap_or(SINGULAR)),
             // faer reports a column without any pivot candidate (structurally singular).
@@ -849,7 +859,7 @@ impl Stage {
     /// unsymmetric matrix).
     pub fn smallest_eigenvalue(&mut self, max_iterations: usize, tol: f64) -> Option<f64> {
         let (n, nd) = (self.system.n, self.system.n_node_dofs);
-        let lu = self.monitor_lu.as_mut()?;
+        let lu = self.side_lu.as_mut()?;
         if nd == 0 || lu.determinant().is_none_or(|d| d.sign == 0) {
             return None;
         }
@@ -974,10 +984,8 @@ impl Stage {
                 }
                 Err(e) => return Err(e),
             };
-            // Spec §10 test, plus the round-off floor of the constraint rows: `g` is computed
-            // from coordinates of size `state_scale`, so it cannot be resolved below ~ε·scale.
-            let round_off = ROUND_OFF * cx.k * state.scale(positions);
-            let tolerance = tol.tol * (reference + tol.tol_f) + round_off;
+            // Spec §10 test, plus the round-off floor of the constraint rows.
+            let tolerance = residual_tolerance(tol, cx, state, reference);
             if norm <= tolerance {
                 // The assembly just made is at the solution: its memos describe it.
                 self.memos_at_solution = true;
@@ -1026,6 +1034,17 @@ impl Stage {
                 continue;
             }
             if it == tol.max_iterations {
+                // Semi-smooth Newton fails on degenerate contact networks (redundant contacts
+                // whose status sets it cycles through): the contacts are settled by nonsmooth
+                // Gauss–Seidel instead ([`Stage::settle_contacts`]).
+                if tol.contact_fallback {
+                    if let Some(norm) =
+                        self.settle_contacts(model, state, cx, tol, step, smooth, &mut update)?
+                    {
+                        self.memos_at_solution = true;
+                        break (it, norm);
+                    }
+                }
                 return Err(SolveError::NonConvergence {
                     step,
                     t: cx.t,
@@ -1204,6 +1223,16 @@ const MAX_BACKTRACKS: usize = 6;
 /// Round-off floor factor of constraint rows: `10³ ε ≈ 2.2e-13` times `k` times the size of
 /// the coordinates (so `|g| ≲ 2e-13 |x|` at convergence, far below the 1e-10 requirement).
 const ROUND_OFF: f64 = 1e3 * f64::EPSILON;
+
+/// The residual tolerance of a stage's convergence test: spec §10, `tol_r (reference + tol_f)`,
+/// plus the round-off floor of the constraint rows (`g` is computed from coordinates of size
+/// `state_scale`, so it cannot be resolved below ~ε·scale). Constraint rows are `k g(q)` when
+/// the stage moves the configuration only, `k g_q v` otherwise.
+fn residual_tolerance(tol: &Tolerance, cx: &StepCx, state: &State, reference: f64) -> f64 {
+    let positions = cx.dv_dv == 0.0;
+    let round_off = ROUND_OFF * cx.k * state.scale(positions);
+    tol.tol * (reference + tol.tol_f) + round_off
+}
 
 /// Symbolic LU analysis of a new pattern (done when a stage is built or rebuilt, outside the
 /// steps' Newton loops).

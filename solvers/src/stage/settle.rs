@@ -1,0 +1,381 @@
+//! Contact-space nonsmooth Gauss–Seidel: the fallback of a correction stage (position or
+//! velocity level) whose semi-smooth Newton reaches its iteration cap.
+//!
+//! Why: in a hyperstatic contact network (a sphere wedged in a corner of a box, touching two
+//! walls and a neighbour) the contact reactions are not unique, and at the solution a contact
+//! can sit exactly on the stick/slip boundary. Near convergence the Alart–Curnier Newton then
+//! picks the stick branch there, whose rows in the redundant cluster are incompatible at the
+//! current iterate; the regularized solve turns that incompatibility into a jump of the
+//! multipliers along their null space (a granular pile at rest: residual 2.6e-7 → 9.7 in one
+//! correction), and the iterates cycle through status sets. A block Gauss–Seidel over the
+//! contacts (Jean and Moreau's NSGS, the default solver of Siconos) needs no regularity: each
+//! contact solves its own Signorini–Coulomb problem exactly with the others' reactions frozen.
+//! It converges linearly, often slowly (hundreds to thousands of sweeps in a settled pile), so
+//! it is a fallback, not the default.
+//!
+//! # Method
+//!
+//! With the stage's other elements (bodies, forces, joints) assembled alone, `A δ = −R_A` at
+//! the current iterate `u₀`, each contact `e` (gaps `ḡ_e`, gradient `G_e`, reaction
+//! `r_e = κλ_e`; [`linearized_contact`]) acts through the node rows `−G_eᵀ r_e`, so that
+//!
+//! `δ = A⁻¹(−R_A) + Σ_e Y_e r_e`, `Y_e = A⁻¹ G_eᵀ`, and `ḡ_e ≈ ḡ_e(u₀) + G_e δ`.
+//!
+//! A sweep visits the contacts in element order; contact `e` solves
+//! `ḡ = c + W_ee r` (`W_ee = G_e Y_e`, `c` the gaps with its own reaction removed) for
+//! `0 ≤ r_N ⊥ ḡ_N ≥ 0` and Coulomb's cone `‖r_T‖ ≤ μ r_N` ([`local_solve`]) and updates
+//! `δ` by `Y_e Δr_e`. After 8, 16, 32, … sweeps the iterate `u₀ + δ`, `λ_e = r_e/κ` is
+//! tested with the stage's own residual test, so what the fallback returns is a solution the
+//! Newton would accept. Sweeps that converge without passing (position level: the gaps are
+//! nonlinear in `q`) start a new linearization at the iterate reached.
+//!
+//! Allocates (it runs only after a Newton failure); contacts with rolling or spinning
+//! resistance are not handled (the stage's error is then returned).
+
+use super::{residual_tolerance, Stage, Tolerance};
+use crate::error::SolveError;
+use crate::state::State;
+use nalgebra::{Matrix3, Vector3};
+use saltus_core::assembly::FIXED;
+use saltus_core::linear::Lu;
+use saltus_core::stage::linearized_contact;
+use saltus_core::{Level, Model, StepCx};
+
+/// Linearizations of one settling (outer iterations).
+const MAX_OUTER: usize = 20;
+
+/// Gauss–Seidel sweeps per linearization.
+const MAX_SWEEPS: usize = 4_000;
+
+/// Sweeps before the first residual test of a linearization (then doubling).
+const FIRST_BATCH: usize = 8;
+
+/// A sweep whose largest reaction change is below this fraction of the largest reaction
+/// ends the sweeps (well below the stage tolerance `tol_r ≈ 1e-8`, above round-off).
+const SWEEP_TOLERANCE: f64 = 1e-13;
+
+/// Fixed-point iterations of the local slip problem.
+const MAX_LOCAL: usize = 500;
+
+/// One contact of the settling: where its unknowns live and its linearization.
+struct Entry {
+    /// Global node unknowns of its local node unknowns (`FIXED` for fixed nodes).
+    dofs: Vec<usize>,
+    /// First global multiplier unknown (its sliding multipliers `λ_N, λ_T`).
+    mult: usize,
+    /// Gaps at the linearization point.
+    gaps: Vector3<f64>,
+    /// `G_e` (3 × dofs.len(), row-major).
+    jacobian: Vec<[f64; 3]>,
+    /// Friction coefficient.
+    mu: f64,
+    /// `Y_e = A⁻¹ G_eᵀ`, its nonzero entries (global index, three columns).
+    y: Vec<(usize, [f64; 3])>,
+    /// Delassus block `W_ee = G_e Y_e`.
+    w: Matrix3<f64>,
+    /// Reaction `r_e = κλ_e`.
+    r: Vector3<f64>,
+}
+
+impl Stage {
+    /// Settle the stage's contacts by nonsmooth Gauss–Seidel in contact space (module docs),
+    /// from the current iterate. `Ok(Some(‖r‖))` when the stage's residual test then passes
+    /// (the state and multipliers hold the solution, `update` applied); `Ok(None)` when the
+    /// stage is not a position or velocity stage, has no contact or a contact with rolling or
+    /// spinning resistance, or when the settling did not pass the test within 20
+    /// linearizations of 4 000 sweeps at most.
+    #[allow(clippy::too_many_arguments)]
+    pub fn settle_contacts(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        update: &mut dyn FnMut(&mut State),
+    ) -> Result<Option<f64>, SolveError> {
+        if !matches!(cx.level, Level::Position | Level::Velocity) {
+            return Ok(None);
+        }
+        let contacts: Vec<usize> = (0..model.elements().len())
+            .filter(|&ie| self.system.active[ie] && model.elements()[ie].as_contact().is_some())
+            .collect();
+        if contacts.is_empty() {
+            return Ok(None);
+        }
+        let mut lu = self.side_lu.take().unwrap_or_default();
+        let result = self.settle_with(
+            &mut lu, &contacts, model, state, cx, tol, step, smooth, update,
+        );
+        self.side_lu = Some(lu);
+        // The matrix values are the other elements' alone: no reuse of them.
+        self.factorized_for = None;
+        if matches!(result, Ok(Some(_))) {
+            self.summary.settled += 1;
+        }
+        result
+    }
+
+    /// [`Stage::settle_contacts`] with the factorization `lu`.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_with(
+        &mut self,
+        lu: &mut Lu,
+        contacts: &[usize],
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        update: &mut dyn FnMut(&mut State),
+    ) -> Result<Option<f64>, SolveError> {
+        let nd = self.system.n_node_dofs;
+        let n = self.system.n;
+        let mut delta = vec![0.0; n];
+        let mut column = vec![0.0; n];
+        let mut entries: Vec<Entry> = Vec::with_capacity(contacts.len());
+        for _ in 0..MAX_OUTER {
+            // The other elements alone: `A` and `R_A` at the current iterate.
+            for &ie in contacts {
+                self.system.active[ie] = false;
+            }
+            let assembled = self.assemble(model, state, cx, step, smooth);
+            for &ie in contacts {
+                self.system.active[ie] = true;
+            }
+            assembled?;
+            self.regularize(cx);
+            for &ie in contacts {
+                self.system.set_multiplier_diagonal(ie, -1.0);
+            }
+            let linear = |source| SolveError::Linear {
+                step,
+                t: cx.t,
+                level: cx.level,
+                source,
+            };
+            lu.factorize(&self.system.matrix, self.system.generation)
+                .map_err(linear)?;
+            for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
+                *d = -r;
+            }
+            lu.solve_in_place(&mut delta).map_err(linear)?;
+
+            // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
+            entries.clear();
+            for &ie in contacts {
+                let Some(e) = self.linearize(model, state, cx, smooth, ie, step)? else {
+                    continue;
+                };
+                if e.resisted_couples {
+                    return Ok(None);
+                }
+                let dofs = self.system.element_dofs(ie)[..e.n].to_vec();
+                let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
+                for (k, y) in ys.iter_mut().enumerate() {
+                    column.fill(0.0);
+                    for (j, &g) in dofs.iter().enumerate() {
+                        if g != FIXED && g < nd {
+                            column[g] += e.jacobian[(k, j)];
+                        }
+                    }
+                    lu.solve_in_place(&mut column).map_err(linear)?;
+                    y.clone_from(&column);
+                }
+                let y: Vec<(usize, [f64; 3])> = (0..n)
+                    .filter(|&i| ys.iter().any(|y| y[i] != 0.0))
+                    .map(|i| (i, [ys[0][i], ys[1][i], ys[2][i]]))
+                    .collect();
+                let jacobian: Vec<[f64; 3]> = (0..e.n)
+                    .map(|j| [e.jacobian[(0, j)], e.jacobian[(1, j)], e.jacobian[(2, j)]])
+                    .collect();
+                let mut w = Matrix3::zeros();
+                for (j, &g) in dofs.iter().enumerate() {
+                    if g == FIXED || g >= nd {
+                        continue;
+                    }
+                    for k in 0..3 {
+                        for l in 0..3 {
+                            w[(k, l)] += jacobian[j][k] * ys[l][g];
+                        }
+                    }
+                }
+                let (m0, m) = self.system.mult_range[ie];
+                let lam = &self.mult[m0..m0 + m.min(3)];
+                let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
+                for &(i, yi) in &y {
+                    delta[i] += yi[0] * r[0] + yi[1] * r[1] + yi[2] * r[2];
+                }
+                entries.push(Entry {
+                    dofs,
+                    mult: nd + m0,
+                    gaps: e.gaps,
+                    jacobian,
+                    mu: e.friction,
+                    y,
+                    w,
+                    r,
+                });
+            }
+
+            // Sweeps, in batches of doubling length; after each batch the stage's own residual
+            // test at `u₀ + δ` (the sweeps' own criterion is only a stopping rule).
+            state.saved_unknown.copy_from_slice(&state.unknown);
+            self.saved_mult.copy_from_slice(&self.mult);
+            let (mut done, mut batch) = (0, FIRST_BATCH);
+            while done < MAX_SWEEPS {
+                let mut still = false;
+                for _ in 0..batch {
+                    done += 1;
+                    if !sweep(&mut entries, &mut delta, nd) {
+                        break;
+                    }
+                    still = true;
+                }
+                // The iterate `u₀ + δ`, `λ_e = r_e/κ` (zero for contacts taking no part and for
+                // the couples).
+                for &ie in contacts {
+                    let (m0, m) = self.system.mult_range[ie];
+                    for k in 0..m {
+                        delta[nd + m0 + k] = -self.saved_mult[m0 + k];
+                    }
+                }
+                for e in &entries {
+                    for k in 0..3 {
+                        delta[e.mult + k] += e.r[k] / cx.k;
+                    }
+                }
+                std::mem::swap(&mut self.delta, &mut delta);
+                self.set_iterate(state, 1.0);
+                std::mem::swap(&mut self.delta, &mut delta);
+                update(state);
+                let norms = self.assemble_residual(model, state, cx, step, smooth)?;
+                if norms.norm <= residual_tolerance(tol, cx, state, norms.reference) {
+                    return Ok(Some(norms.norm));
+                }
+                if !still {
+                    // Converged sweeps that do not pass: a new linearization.
+                    break;
+                }
+                batch *= 2;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Contact `ie`'s linearization at the current iterate (`None`: it takes no part).
+    fn linearize(
+        &self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        smooth: Option<&Stage>,
+        ie: usize,
+        step: usize,
+    ) -> Result<Option<saltus_core::stage::LinearizedContact>, SolveError> {
+        let element = &model.elements()[ie];
+        let Some(c) = element.as_contact() else {
+            return Ok(None);
+        };
+        let nn = state.gather(model, ie);
+        let (m0, m) = self.system.mult_range[ie];
+        let own = &self.mult[m0..m0 + m];
+        let mult_smooth = match smooth {
+            Some(s) => s.element_multipliers(ie),
+            None => own,
+        };
+        let mut s = state.gathered(nn, smooth.is_none(), own, mult_smooth);
+        s.admissible = self.admissible[ie];
+        linearized_contact(&c, cx, &s).map_err(|source| SolveError::Element {
+            step,
+            t: cx.t,
+            level: cx.level,
+            element: model.element_names()[ie].clone(),
+            source,
+        })
+    }
+}
+
+/// One Gauss–Seidel sweep over `entries` in order, updating `δ`; `false` when the largest
+/// reaction change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged).
+fn sweep(entries: &mut [Entry], delta: &mut [f64], nd: usize) -> bool {
+    let (mut change, mut size) = (0.0f64, 0.0f64);
+    for e in entries.iter_mut() {
+        let mut g = e.gaps;
+        for (j, &i) in e.dofs.iter().enumerate() {
+            if i != FIXED && i < nd {
+                for k in 0..3 {
+                    g[k] += e.jacobian[j][k] * delta[i];
+                }
+            }
+        }
+        let c = g - e.w * e.r;
+        let r = local_solve(&e.w, &c, e.mu, &e.r);
+        let dr = r - e.r;
+        if dr != Vector3::zeros() {
+            for &(i, yi) in &e.y {
+                delta[i] += yi[0] * dr[0] + yi[1] * dr[1] + yi[2] * dr[2];
+            }
+        }
+        e.r = r;
+        change = change.max(dr.amax());
+        size = size.max(r.amax());
+    }
+    change > SWEEP_TOLERANCE * size
+}
+
+/// Projection onto Coulomb's cone `K_μ = {r : ‖r_T‖ ≤ μ r_N}`.
+fn project(r: &Vector3<f64>, mu: f64) -> Vector3<f64> {
+    let t = (r[1] * r[1] + r[2] * r[2]).sqrt();
+    // μ ≤ 0 or NaN: frictionless, the cone is the normal half-line.
+    if mu.is_nan() || mu <= 0.0 {
+        return Vector3::new(r[0].max(0.0), 0.0, 0.0);
+    }
+    if t <= mu * r[0] {
+        return *r;
+    }
+    if mu * t <= -r[0] {
+        return Vector3::zeros();
+    }
+    let rn = (r[0] + mu * t) / (1.0 + mu * mu);
+    Vector3::new(rn, mu * rn * r[1] / t, mu * rn * r[2] / t)
+}
+
+/// One contact's Signorini–Coulomb problem with the others frozen: find `r ∈ K_μ` with
+/// `ḡ = c + W r`, `0 ≤ r_N ⊥ ḡ_N ≥ 0`, and stick (`ḡ_T = 0`) or slip
+/// (`r_T = −μ r_N ḡ_T/‖ḡ_T‖`). Tried in order: open (`r = 0`, valid when `c_N ≥ 0`), stick
+/// (`r = −W⁻¹c` inside the cone), else slip by the projected fixed point of De Saxcé's
+/// bipotential, `r ← P_K(r − ρ(ḡ + μ‖ḡ_T‖ e_N))`, `ρ = 1/‖W‖_∞ ≤ 1/λ_max(W)`, from `r0`.
+fn local_solve(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64, r0: &Vector3<f64>) -> Vector3<f64> {
+    if c[0] >= 0.0 {
+        return Vector3::zeros();
+    }
+    if let Some(inv) = w.try_inverse() {
+        let r = -(inv * c);
+        let t = (r[1] * r[1] + r[2] * r[2]).sqrt();
+        if r[0] > 0.0 && t <= mu * r[0] {
+            return r;
+        }
+    }
+    let norm = (0..3)
+        .map(|i| w.row(i).iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    if norm.is_nan() || norm <= 0.0 {
+        return Vector3::zeros();
+    }
+    let rho = 1.0 / norm;
+    let mut r = project(r0, mu);
+    for _ in 0..MAX_LOCAL {
+        let g = c + w * r;
+        let gt = (g[1] * g[1] + g[2] * g[2]).sqrt();
+        let next = project(&(r - rho * Vector3::new(g[0] + mu * gt, g[1], g[2])), mu);
+        let done = (next - r).amax() <= 1e-15 * next.amax();
+        r = next;
+        if done {
+            break;
+        }
+    }
+    r
+}

@@ -1,0 +1,166 @@
+//! The contact-space Gauss–Seidel fallback of the position and velocity stages
+//! (`Stage::settle_contacts`, `NsgaOptions::contact_fallback`).
+//!
+//! 1. Where the semi-smooth Newton converges, the fallback — forced after one Newton iteration —
+//!    gives the same motion: both pass the same residual test, so the two runs of a forming
+//!    pile agree to the solver tolerance.
+//! 2. Where the Newton cycles — a pile of 27 spheres settling in a box, whose hyperstatic
+//!    clusters against the walls leave a contact exactly on the stick/slip boundary — the run
+//!    fails without the fallback and gets through with it, the spheres neither penetrating
+//!    each other nor the box.
+
+use saltus::core::fd::Rng;
+use saltus::elements::body::RigidBody;
+use saltus::elements::contact::group::ContactGroup;
+use saltus::prelude::*;
+
+/// Sphere radius \[m\], density \[kg/m³\], friction coefficient and lattice spacing \[m\] of the
+/// granular column of `benches/granular.rs` (the peers' case (c)).
+const R: f64 = 0.05;
+const RHO: f64 = 1000.0;
+const MU: f64 = 0.3;
+const SPACING: f64 = 0.11;
+const H: f64 = 1e-3;
+
+/// `n` spheres on a jittered cubic lattice fall into a square box (floor and four walls);
+/// returns the model and the half-width of the box \[m\].
+fn column(n: usize) -> (Model, f64) {
+    let m = RHO * 4.0 / 3.0 * std::f64::consts::PI * R.powi(3);
+    let nx = ((n as f64).cbrt() - 1e-9).ceil() as usize;
+    let side = nx as f64 * SPACING + 0.02;
+    let mut rng = Rng::new(42);
+    let mut model = Model::new();
+    let mut ids = Vec::new();
+    for k in 0..n {
+        let (ix, iy, iz) = (k % nx, (k / nx) % nx, k / (nx * nx));
+        let mut jitter = || 0.004 * (2.0 * rng.uniform() - 1.0);
+        let x = -side / 2.0 + 0.01 + SPACING / 2.0 + ix as f64 * SPACING + jitter();
+        let y = -side / 2.0 + 0.01 + SPACING / 2.0 + iy as f64 * SPACING + jitter();
+        let z = R + 0.01 + iz as f64 * SPACING;
+        let id = model
+            .add_node(NodeDef::frame(format!("b{k}"), Vector3::new(x, y, z)))
+            .unwrap();
+        model
+            .add_element(format!("m{k}"), RigidBody::sphere(id, m, R).unwrap())
+            .unwrap();
+        ids.push(id);
+    }
+    let half = side / 2.0;
+    model.add_detector(
+        ContactGroup::new("grains")
+            .spheres(&ids, R)
+            .friction(MU)
+            .plane(Vector3::zeros(), Vector3::z())
+            .plane(Vector3::new(-half, 0.0, 0.0), Vector3::x())
+            .plane(Vector3::new(half, 0.0, 0.0), -Vector3::x())
+            .plane(Vector3::new(0.0, -half, 0.0), Vector3::y())
+            .plane(Vector3::new(0.0, half, 0.0), -Vector3::y()),
+    );
+    (model, half)
+}
+
+/// Run the column of `n` spheres to `t_end` with `opts`; the node states at the end, or the
+/// error and the time reached.
+fn run(
+    n: usize,
+    t_end: f64,
+    opts: NsgaOptions,
+) -> Result<(Vec<NodeState>, RunSummary, f64), (SolveError, f64)> {
+    let (mut model, half) = column(n);
+    let mut solver = Nsga::new(&mut model, opts).unwrap();
+    while solver.time() < t_end - 0.5 * H {
+        if let Err(e) = solver.step(&mut model) {
+            return Err((e, solver.time()));
+        }
+    }
+    Ok((solver.nodes().to_vec(), solver.summary(), half))
+}
+
+fn options() -> NsgaOptions {
+    NsgaOptions {
+        h: H,
+        gravity: Vector3::new(0.0, 0.0, -9.81),
+        threads: 1,
+        // Full Newton in both runs of the comparison: one Newton iteration then really is one.
+        jacobian_reuse: None,
+        ..NsgaOptions::default()
+    }
+}
+
+#[test]
+fn fallback_reproduces_newton_on_a_forming_pile() {
+    let (newton, sn, _) = run(8, 0.3, options()).unwrap();
+    // One Newton iteration per solve: every correction with unsettled contacts is finished by
+    // the Gauss–Seidel fallback.
+    let forced = NsgaOptions {
+        max_iterations: 1,
+        ..options()
+    };
+    let (settled, ss, _) = run(8, 0.3, forced).unwrap();
+    let count = |s: &RunSummary| [s.stage("position").settled, s.stage("velocity").settled];
+    eprintln!(
+        "settled solves: Newton run {:?}, forced run {:?}",
+        count(&sn),
+        count(&ss)
+    );
+    assert_eq!(count(&sn), [0, 0], "the Newton run needed no fallback");
+    assert!(
+        ss.stage("position").settled > 0 && ss.stage("velocity").settled > 0,
+        "the forced run used the fallback at both levels: {:?}",
+        count(&ss)
+    );
+    let worst = newton
+        .iter()
+        .zip(&settled)
+        .map(|(a, b)| (a.x - b.x).amax().max((a.v - b.v).amax() * H))
+        .fold(0.0, f64::max);
+    eprintln!("largest difference {worst:e} m");
+    // Both runs solve every stage to the same residual test (tol = 1e-8 relative), so they may
+    // differ by ~1e-8 of the motion per step, passed on by the impacts and stick–slip changes
+    // of the 0.1 m fall (the same bound as for the warm start, tests/warm_start.rs).
+    assert!(worst < 1e-7, "the runs differ by {worst:e} m");
+}
+
+#[test]
+fn settled_pile_runs_through_with_the_fallback() {
+    // The peers run this case with NSGS at tol 1e-4 (`../shared/bench-peers/siconos`); at
+    // 1e-5 the full Newton alone stalls at t ≈ 0.26 s, as the pile forms.
+    let opts = NsgaOptions {
+        tol: 1e-5,
+        ..options()
+    };
+    let t_end = 0.5;
+    let without = run(
+        27,
+        t_end,
+        NsgaOptions {
+            contact_fallback: false,
+            ..opts
+        },
+    );
+    match &without {
+        Err((SolveError::NonConvergence { .. }, t)) => eprintln!("Newton alone stops at t = {t}"),
+        Err((e, _)) => panic!("unexpected error without the fallback: {e}"),
+        Ok(_) => panic!("the Newton alone was expected to stall on this pile"),
+    }
+    let (nodes, summary, half) = run(27, t_end, opts).unwrap();
+    let settled = [
+        summary.stage("position").settled,
+        summary.stage("velocity").settled,
+    ];
+    eprintln!("settled solves (position, velocity): {settled:?}");
+    assert!(settled[0] + settled[1] > 0);
+    // No penetration: the position stage enforces g_N ≥ 0 through rows κ g_N (κ = m ≈ 0.52 kg)
+    // to its residual test, tol × reference ≈ 1e-5 × 1e-3 kg·m, i.e. ≈ 2e-8 m; bound 1e-7 m.
+    let mut worst: f64 = 0.0;
+    for (i, a) in nodes.iter().enumerate() {
+        worst = worst.max(R - a.x.z);
+        worst = worst.max(a.x.x.abs() + R - half);
+        worst = worst.max(a.x.y.abs() + R - half);
+        for b in &nodes[i + 1..] {
+            worst = worst.max(2.0 * R - (a.x - b.x).norm());
+        }
+    }
+    eprintln!("largest penetration {worst:e} m");
+    assert!(worst < 1e-7, "penetration {worst:e} m");
+}
