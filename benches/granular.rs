@@ -7,9 +7,10 @@
 //! iterations per stage, the time spent in the detection (the contact group's update, timed
 //! separately on the same states) and the final kinetic energy and highest centre.
 //!
-//! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous] [--cold]`
-//! (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per step, no impact sequence;
-//! `--cold`: no warm start of the contact multipliers).
+//! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous] [--cold]
+//! [--tol=X]` (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per step, no impact
+//! sequence; `--cold`: no warm start of the contact multipliers; `--tol`: Newton tolerance,
+//! default 1e-8 — the peers' NSGS runs at 1e-4).
 
 mod common;
 use saltus::core::fd::Rng;
@@ -84,6 +85,7 @@ fn main() {
             NsgaOptions::default().impacts
         },
         warm_start: !std::env::args().any(|a| a == "--cold"),
+        tol: common::tolerance(),
         ..NsgaOptions::default()
     };
     let steps = (t_end / h).round() as usize;
@@ -135,12 +137,13 @@ fn main() {
          \"steps\": {steps}, \"wall_s\": {wall:.4}, \"ms_per_step\": {:.4}, \
          \"contacts_mean\": {:.1}, \"contacts_max\": {contacts_max}, \
          \"detection_ms_per_step\": {:.4}, \"max_iterations\": {iterations:?}, \
-         \"mean_iterations\": {:?}, \"topology_changes\": {}, \"halvings\": {}, \"kinetic_energy\": {ke:.6e}, \
-         \"highest_centre\": {top:.5}}}",
+         \"mean_iterations\": {:?}, \"settled\": {:?}, \"topology_changes\": {}, \"halvings\": {}, \
+         \"kinetic_energy\": {ke:.6e}, \"highest_centre\": {top:.5}}}",
         1e3 * wall / steps.max(1) as f64,
         contacts_sum as f64 / steps.max(1) as f64,
         1e3 * detection,
         s.mean_iterations().iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
+        s.stages.iter().map(|st| st.settled).collect::<Vec<_>>(),
         s.topology_changes,
         s.halvings,
     );

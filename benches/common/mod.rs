@@ -19,3 +19,13 @@ pub fn jacobian_reuse() -> Option<f64> {
         .find_map(|a| a.strip_prefix("--theta=").and_then(|v| v.parse().ok()))
         .or(Some(saltus::solvers::nsga::DEFAULT_JACOBIAN_REUSE))
 }
+
+/// Newton tolerance `tol_r` from a `--tol=X` argument; default [`NsgaOptions::default`]'s.
+///
+/// [`NsgaOptions::default`]: saltus::solvers::nsga::NsgaOptions
+#[allow(dead_code)] // not every benchmark takes it
+pub fn tolerance() -> f64 {
+    std::env::args()
+        .find_map(|a| a.strip_prefix("--tol=").and_then(|v| v.parse().ok()))
+        .unwrap_or(saltus::solvers::nsga::NsgaOptions::default().tol)
+}
