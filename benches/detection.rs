@@ -50,11 +50,7 @@ fn main() {
             .spheres(&ids, R)
             .friction(0.3)
             .margin(0.005)
-            .plane(Vector3::zeros(), Vector3::z())
-            .plane(Vector3::new(-half, 0.0, 0.0), Vector3::x())
-            .plane(Vector3::new(half, 0.0, 0.0), -Vector3::x())
-            .plane(Vector3::new(0.0, -half, 0.0), Vector3::y())
-            .plane(Vector3::new(0.0, half, 0.0), -Vector3::y());
+            .open_box(half);
         let states: Vec<NodeState> = model.nodes().iter().map(|d| d.initial).collect();
         let t0 = Instant::now();
         group.update(&mut model, 0.0, 1e-3, &states).unwrap();

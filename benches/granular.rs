@@ -13,28 +13,12 @@
 //! default 1e-8 — the peers' NSGS runs at 1e-4).
 
 mod common;
-use saltus::core::fd::Rng;
+#[path = "scenes/granular_column.rs"]
+mod scene;
 use saltus::core::Detector;
-use saltus::elements::body::RigidBody;
-use saltus::elements::contact::group::ContactGroup;
 use saltus::prelude::*;
+use scene::{column, group, mass};
 use std::time::Instant;
-
-const R: f64 = 0.05;
-const RHO: f64 = 1000.0;
-const MU: f64 = 0.3;
-const SPACING: f64 = 0.11;
-
-fn group(ids: &[NodeId], half: f64) -> ContactGroup {
-    ContactGroup::new("grains")
-        .spheres(ids, R)
-        .friction(MU)
-        .plane(Vector3::zeros(), Vector3::z())
-        .plane(Vector3::new(-half, 0.0, 0.0), Vector3::x())
-        .plane(Vector3::new(half, 0.0, 0.0), -Vector3::x())
-        .plane(Vector3::new(0.0, -half, 0.0), Vector3::y())
-        .plane(Vector3::new(0.0, half, 0.0), -Vector3::y())
-}
 
 fn main() {
     let args: Vec<f64> = std::env::args()
@@ -44,34 +28,8 @@ fn main() {
     let n = args.first().copied().unwrap_or(100.0) as usize;
     let t_end = args.get(1).copied().unwrap_or(1.0);
     let h = args.get(2).copied().unwrap_or(1e-3);
-    let m = RHO * 4.0 / 3.0 * std::f64::consts::PI * R.powi(3);
-    let nx = ((n as f64).cbrt() - 1e-9).ceil() as usize;
-    let side = nx as f64 * SPACING + 0.02;
-    let mut rng = Rng::new(42);
-    let mut model = Model::new();
-    let mut ids = Vec::new();
-    'fill: for iz in 0.. {
-        for iy in 0..nx {
-            for ix in 0..nx {
-                if ids.len() == n {
-                    break 'fill;
-                }
-                let jitter = |rng: &mut Rng| 0.004 * (2.0 * rng.uniform() - 1.0).clamp(-1.0, 1.0);
-                let x = -side / 2.0 + 0.01 + SPACING / 2.0 + ix as f64 * SPACING + jitter(&mut rng);
-                let y = -side / 2.0 + 0.01 + SPACING / 2.0 + iy as f64 * SPACING + jitter(&mut rng);
-                let z = R + 0.01 + iz as f64 * SPACING;
-                let k = ids.len();
-                let id = model
-                    .add_node(NodeDef::frame(format!("b{k}"), Vector3::new(x, y, z)))
-                    .unwrap();
-                model
-                    .add_element(format!("m{k}"), RigidBody::sphere(id, m, R).unwrap())
-                    .unwrap();
-                ids.push(id);
-            }
-        }
-    }
-    model.add_detector(group(&ids, side / 2.0));
+    let m = mass();
+    let (mut model, ids, half) = column(n);
     let opts = NsgaOptions {
         h,
         t_end,
@@ -95,7 +53,7 @@ fn main() {
     for d in model.nodes() {
         twin_model.add_node(d.clone()).unwrap();
     }
-    let mut twin = group(&ids, side / 2.0);
+    let mut twin = group(&ids, half);
     let mut detection = 0.0;
     let (mut contacts_sum, mut contacts_max) = (0usize, 0usize);
     let mut iterations = [0usize; 3];

@@ -179,11 +179,7 @@ fn pile(warm_start: bool) -> (Vec<NodeState>, RunSummary) {
         ContactGroup::new("grains")
             .spheres(&ids, R)
             .friction(MU)
-            .plane(Vector3::zeros(), Vector3::z())
-            .plane(Vector3::new(-half, 0.0, 0.0), Vector3::x())
-            .plane(Vector3::new(half, 0.0, 0.0), -Vector3::x())
-            .plane(Vector3::new(0.0, -half, 0.0), Vector3::y())
-            .plane(Vector3::new(0.0, half, 0.0), -Vector3::y()),
+            .open_box(half),
     );
     let opts = options(warm_start);
     let mut solver = Nsga::new(&mut model, opts).unwrap();

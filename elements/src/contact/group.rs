@@ -107,6 +107,17 @@ impl ContactGroup {
         self
     }
 
+    /// Add an open square box: the floor `z = 0` (normal `+z`) and four walls at
+    /// `x = ±half_width`, `y = ±half_width` \[m\] facing inwards.
+    pub fn open_box(self, half_width: f64) -> Self {
+        let h = half_width;
+        self.plane(Vector3::zeros(), Vector3::z())
+            .plane(Vector3::new(-h, 0.0, 0.0), Vector3::x())
+            .plane(Vector3::new(h, 0.0, 0.0), -Vector3::x())
+            .plane(Vector3::new(0.0, -h, 0.0), Vector3::y())
+            .plane(Vector3::new(0.0, h, 0.0), -Vector3::y())
+    }
+
     /// Whether members touch each other (default true; off for a group of planes only).
     pub fn self_contact(mut self, on: bool) -> Self {
         self.self_contact = on;
