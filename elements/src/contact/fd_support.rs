@@ -76,6 +76,68 @@ pub(crate) fn check_every_status<G: UnilateralContact + Clone + 'static>(
         );
     }
     check_memo_statuses(base, seed);
+    check_linearization(base, seed);
+}
+
+/// `linearized_contact` (what the contact-space Gauss–Seidel reads) against the element's own
+/// stage rows: where the sliding law sticks, the multiplier rows are `−κ ḡ` and their node
+/// columns `−κ ∂ḡ/∂u`, so the linearization's gaps and Jacobian must be those rows over `−κ`
+/// (position level, and velocity level closed at position level); open at position level the
+/// contact takes no part at velocity level.
+fn check_linearization<G: UnilateralContact + Clone + 'static>(
+    base: &ContactElement<G>,
+    seed: u64,
+) {
+    use saltus_core::stage::{evaluate_element, linearized_contact};
+    let kinds = base.geometry().node_kinds().to_vec();
+    let mut closed = base.clone();
+    closed.history_mut().closed = true;
+    for (e, level) in [(base, Level::Position), (&closed, Level::Velocity)] {
+        let mut compared = 0;
+        for k in 0..8 {
+            let mut rng = Rng::new(seed + 31 * k);
+            let n_mult = e.n_mult(level);
+            let mut fx = LocalFixture::random(&kinds, n_mult, 0, 0.2, &mut rng);
+            fx.mult = mults(Status::Stick, n_mult);
+            let cx = test_cx(level);
+            let (nodes, tangents) = fx.states(&cx, &fx.incr);
+            let s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
+            let n = fx.n_unknowns();
+            let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
+            let mut out = LocalSystem {
+                residual: r.rows_mut(0, n),
+                hessian: h.view_mut((0, 0), (n, n)),
+                reference: 0.0,
+            };
+            let mut scratch = Scratch::new(kinds.len(), n);
+            evaluate_element(e, &cx, &s, &mut out, &mut scratch).unwrap();
+            if scratch.memo().values[1] != Status::Stick.code() {
+                continue;
+            }
+            let c = e.as_contact().unwrap();
+            let lin = linearized_contact(&c, &cx, &s).unwrap().unwrap();
+            let nx = lin.n;
+            let mut err: f64 = 0.0;
+            for i in 0..3 {
+                err = err.max((lin.gaps[i] + r[nx + i] / cx.k).abs());
+                for j in 0..nx {
+                    err = err.max((lin.jacobian[(i, j)] + h[(nx + i, j)] / cx.k).abs());
+                }
+            }
+            // The same gaps, gradients and column factors in both: equal to round-off.
+            assert!(err < 1e-12, "{level:?} seed {}: {err:e}", seed + 31 * k);
+            compared += 1;
+        }
+        assert!(compared > 0, "{level:?}: no fixture stuck");
+        let open = base.clone();
+        let c = open.as_contact().unwrap();
+        let mut rng = Rng::new(seed);
+        let fx = LocalFixture::random(&kinds, open.n_mult(Level::Velocity), 0, 0.2, &mut rng);
+        let cx = test_cx(Level::Velocity);
+        let (nodes, tangents) = fx.states(&cx, &fx.incr);
+        let s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
+        assert!(linearized_contact(&c, &cx, &s).unwrap().is_none());
+    }
 }
 
 /// The statuses `level_converged` takes from the memo of an evaluation equal those it

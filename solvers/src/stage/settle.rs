@@ -379,3 +379,78 @@ fn local_solve(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64, r0: &Vector3<f64>) -
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use saltus_core::fd::Rng;
+
+    fn random3(rng: &mut Rng, a: f64) -> Vector3<f64> {
+        Vector3::new(a * rng.uniform(), a * rng.uniform(), a * rng.uniform())
+    }
+
+    #[test]
+    fn projection_onto_the_cone_is_a_projection() {
+        let mut rng = Rng::new(3);
+        for mu in [0.0, 0.3, 1.0, 2.5] {
+            for _ in 0..200 {
+                let r = random3(&mut rng, 2.0);
+                let p = project(&r, mu);
+                // In the cone (round-off of one square root).
+                assert!(p[1].hypot(p[2]) <= mu * p[0] * (1.0 + 1e-14) + 1e-15);
+                // Idempotent, and `r − P r` orthogonal to `P r` (Moreau's decomposition).
+                assert!((project(&p, mu) - p).amax() <= 1e-14 * (1.0 + p.amax()));
+                assert!((r - p).dot(&p).abs() <= 1e-13 * (1.0 + r.norm_squared()));
+            }
+        }
+    }
+
+    /// The local problem's answer obeys Signorini and Coulomb for positive definite `W`:
+    /// `r ∈ K_μ`, `ḡ = c + W r`, `r_N ḡ_N = 0`, `ḡ_N ≥ 0`; stick inside the cone (`ḡ_T = 0`),
+    /// slip on its boundary with `ḡ_T` opposite to `r_T`.
+    #[test]
+    fn local_solve_obeys_signorini_and_coulomb() {
+        let mut rng = Rng::new(11);
+        let mut seen = [0usize; 3];
+        for mu in [0.0, 0.3, 1.0] {
+            for _ in 0..300 {
+                let a = Matrix3::from_fn(|_, _| rng.uniform());
+                let w = a.transpose() * a + Matrix3::identity() * 0.5;
+                let c = random3(&mut rng, 1.0);
+                let r = local_solve(&w, &c, mu, &Vector3::zeros());
+                let g = c + w * r;
+                let (rt, gt) = (r[1].hypot(r[2]), g[1].hypot(g[2]));
+                // The slip branch is a contracting fixed point stopped at 1e-15 relative change
+                // (500 iterations at most, rate ≤ 1 − λ_min/‖W‖_∞ ≈ 0.9 here): 1e-9 is far
+                // above where it stops and far below any wrong status.
+                let tol = 1e-9 * (1.0 + c.amax());
+                assert!(
+                    r[0] >= 0.0 && rt <= mu * r[0] + tol,
+                    "{r:?} outside the cone"
+                );
+                assert!(
+                    g[0] >= -tol && (r[0] * g[0]).abs() <= tol,
+                    "Signorini: {r:?} {g:?}"
+                );
+                if r[0] == 0.0 {
+                    seen[0] += 1;
+                } else if rt < mu * r[0] - tol {
+                    seen[1] += 1;
+                    assert!(gt <= tol, "stick with ḡ_T = {gt:e}");
+                } else {
+                    seen[2] += 1;
+                    // ḡ_T = −s r_T/‖r_T‖ with s ≥ 0 (or ḡ_T = 0 on the boundary).
+                    if mu > 0.0 && rt > 0.0 {
+                        let cross = g[1] * r[2] - g[2] * r[1];
+                        assert!(cross.abs() <= tol * (1.0 + rt), "ḡ_T not along r_T");
+                        assert!(g[1] * r[1] + g[2] * r[2] <= tol, "ḡ_T along r_T");
+                    } else {
+                        assert!(rt <= tol);
+                    }
+                }
+            }
+        }
+        // Open, stick and slip all occur (not a vacuous check).
+        assert!(seen.iter().all(|&k| k > 20), "{seen:?}");
+    }
+}
