@@ -1,6 +1,7 @@
 //! What the `saltus` program does, as a library: load a model, integrate it with NSGA and
 //! write HDF5 results, with a progress bar and a one-line summary.
 
+use saltus_core::Level;
 use saltus_io::model_file::ImpactMode;
 use saltus_io::{load_model, parse_str, Format, Hdf5Sink, IoError, ModelFile, SimulationSettings};
 use saltus_solvers::{ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
@@ -91,7 +92,7 @@ impl fmt::Display for RunReport {
             f,
             "saltus: {} step{} to t = {:.6} s in {:.3} s; Newton iterations per step \
              (smooth/position/velocity) mean {:.2}/{:.2}/{:.2}, max {}/{}/{}, LU factorizations \
-             {:.2}/{:.2}/{:.2}{}; results in {}",
+             {:.2}/{:.2}/{:.2}{}{}; results in {}",
             s.steps,
             if s.steps == 1 { "" } else { "s" },
             s.t,
@@ -111,17 +112,37 @@ impl fmt::Display for RunReport {
             } else {
                 String::new()
             },
+            match s.stages.iter().map(|st| st.settled).sum::<usize>() {
+                0 => String::new(),
+                1 => ", 1 solve settled by contact Gauss–Seidel".into(),
+                k => format!(", {k} solves settled by contact Gauss–Seidel"),
+            },
             self.output.display()
         )
     }
 }
 
+/// The NSGA levels whose solves carry contact rows (position correction, velocity jump).
+fn is_contact_level(level: Level) -> bool {
+    matches!(level, Level::Position | Level::Velocity)
+}
+
 /// What to try after a failed run, for the failures a user can act on.
 fn hint(e: &SolveError, adaptive: bool) -> &'static str {
     match e {
+        SolveError::NonConvergence { level, .. } if is_contact_level(*level) && adaptive => {
+            "\nhint: a smaller step (--h or [simulation] h), or more iterations ([simulation] \
+             max_iterations); a settling pile of many contacts may need a looser tolerance \
+             ([simulation] tol = 1e-5, as granular codes use)"
+        }
         SolveError::NonConvergence { .. } if adaptive => {
             "\nhint: a smaller step (--h or [simulation] h), or more iterations ([simulation] \
              max_iterations)"
+        }
+        SolveError::NonConvergence { level, .. } if is_contact_level(*level) => {
+            "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \
+             = true) to retry a failed step as two half steps; a settling pile of many contacts \
+             may need a looser tolerance ([simulation] tol = 1e-5, as granular codes use)"
         }
         SolveError::NonConvergence { .. } => {
             "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \

@@ -243,6 +243,40 @@ fn cli_non_convergence_is_reported_and_results_are_kept() {
     assert_eq!(t, vec![0.0]);
 }
 
+/// With one Newton iteration allowed, the bouncing ball's impact at t ≈ 0.45 s cannot finish
+/// its position correction by Newton: the contact Gauss–Seidel settles it and the report says
+/// so; without the fallback the run fails with the contact hint.
+#[test]
+fn cli_reports_solves_settled_by_gauss_seidel() {
+    let ball = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/bouncing_ball.toml"),
+    )
+    .unwrap()
+    .replace("t_end = 1.5", "t_end = 0.6\nmax_iterations = 1")
+    .replace("output = \"bouncing_ball.h5\"", "output = \"m.h5\"");
+    let d = scratch("settled");
+    std::fs::write(d.join("m.toml"), &ball).unwrap();
+    let o = saltus(&["run", "m.toml"], &d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        (out.clone() + &err).contains("settled by contact Gauss–Seidel"),
+        "{out}{err}"
+    );
+    let off = ball.replace(
+        "max_iterations = 1",
+        "max_iterations = 1\ncontact_fallback = false",
+    );
+    expect_failure(
+        "settled_off",
+        &off,
+        &[
+            "position subproblem did not converge in 1 iterations",
+            "a looser tolerance ([simulation] tol = 1e-5",
+        ],
+    );
+}
+
 fn scratch_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("cli")
