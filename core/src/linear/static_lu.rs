@@ -142,14 +142,16 @@ impl StaticLu {
             for k in col_ptr[c]..col_ptr[c + 1] {
                 self.x[self.row_pos[rows[k]]] = values[k];
             }
-            for p in self.u_ptr[j]..self.u_ptr[j + 1] {
-                let k = self.u_idx[p];
-                let ukj = self.x[k];
-                self.x[k] = 0.0;
-                self.u_val[p] = ukj;
+            let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
+            let x = &mut self.x;
+            for (&k, u) in self.u_idx[u0..u1].iter().zip(&mut self.u_val[u0..u1]) {
+                let ukj = x[k];
+                x[k] = 0.0;
+                *u = ukj;
                 if ukj != 0.0 {
-                    for q in self.l_ptr[k]..self.l_ptr[k + 1] {
-                        self.x[self.l_idx[q]] -= self.l_val[q] * ukj;
+                    let (a, b) = (self.l_ptr[k], self.l_ptr[k + 1]);
+                    for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
+                        x[i] -= l * ukj;
                     }
                 }
             }
@@ -197,8 +199,9 @@ impl StaticLu {
         for j in 0..n {
             let yj = y[j];
             if yj != 0.0 {
-                for q in self.l_ptr[j]..self.l_ptr[j + 1] {
-                    y[self.l_idx[q]] -= self.l_val[q] * yj;
+                let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+                for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
+                    y[i] -= l * yj;
                 }
             }
         }
@@ -206,8 +209,9 @@ impl StaticLu {
             y[j] /= self.u_diag[j];
             let yj = y[j];
             if yj != 0.0 {
-                for p in self.u_ptr[j]..self.u_ptr[j + 1] {
-                    y[self.u_idx[p]] -= self.u_val[p] * yj;
+                let (a, b) = (self.u_ptr[j], self.u_ptr[j + 1]);
+                for (&i, &u) in self.u_idx[a..b].iter().zip(&self.u_val[a..b]) {
+                    y[i] -= u * yj;
                 }
             }
         }
