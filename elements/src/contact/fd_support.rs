@@ -7,8 +7,8 @@ use saltus_core::constraint::Layout;
 use saltus_core::contact::law::{Multipliers, Scaling, SlidingGaps, Status};
 use saltus_core::contact::{velocity_gaps, UnilateralContact};
 use saltus_core::fd::{check_hessian, test_cx, LocalFixture, Rng};
-use saltus_core::stage::{evaluate_element_residual, Scratch};
-use saltus_core::{Element, Level, LocalSystem, StepCx};
+use saltus_core::stage::{evaluate_element, evaluate_element_residual, Scratch};
+use saltus_core::{Element, Level, LevelMemo, LocalState, LocalSystem, StepCx};
 
 /// Multipliers chosen so that the augmented multipliers land in `status` for an O(1) random
 /// state (|g| ≲ 2, κ = 1.7, π = 2.3): gap λ_N ≪ 0; stick λ_N ≫ 0 with small tangential
@@ -79,6 +79,30 @@ pub(crate) fn check_every_status<G: UnilateralContact + Clone + 'static>(
     check_linearization(base, seed);
 }
 
+/// Evaluate `e` at the stage `cx` and the local state `s` (`n` local unknowns): the residual,
+/// the Hessian (zero unless `hessian`) and the memo the evaluation recorded.
+fn evaluate_local<G: UnilateralContact + Clone + 'static>(
+    e: &ContactElement<G>,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    n: usize,
+    hessian: bool,
+) -> (DVector<f64>, DMatrix<f64>, LevelMemo) {
+    let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
+    let mut out = LocalSystem {
+        residual: r.rows_mut(0, n),
+        hessian: h.view_mut((0, 0), (n, n)),
+        reference: 0.0,
+    };
+    let mut scratch = Scratch::new(s.kinds.len(), n);
+    if hessian {
+        evaluate_element(e, cx, s, &mut out, &mut scratch).unwrap();
+    } else {
+        evaluate_element_residual(e, cx, s, &mut out, &mut scratch).unwrap();
+    }
+    (r, h, scratch.memo())
+}
+
 /// `linearized_contact` (what the contact-space Gauss–Seidel reads) against the element's own
 /// stage rows: where the sliding law sticks, the multiplier rows are `−κ ḡ` and their node
 /// columns `−κ ∂ḡ/∂u`, so the linearization's gaps and Jacobian must be those rows over `−κ`
@@ -88,7 +112,7 @@ fn check_linearization<G: UnilateralContact + Clone + 'static>(
     base: &ContactElement<G>,
     seed: u64,
 ) {
-    use saltus_core::stage::{evaluate_element, linearized_contact};
+    use saltus_core::stage::linearized_contact;
     let kinds = base.geometry().node_kinds().to_vec();
     let mut closed = base.clone();
     closed.history_mut().closed = true;
@@ -102,16 +126,8 @@ fn check_linearization<G: UnilateralContact + Clone + 'static>(
             let cx = test_cx(level);
             let (nodes, tangents) = fx.states(&cx, &fx.incr);
             let s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
-            let n = fx.n_unknowns();
-            let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
-            let mut out = LocalSystem {
-                residual: r.rows_mut(0, n),
-                hessian: h.view_mut((0, 0), (n, n)),
-                reference: 0.0,
-            };
-            let mut scratch = Scratch::new(kinds.len(), n);
-            evaluate_element(e, &cx, &s, &mut out, &mut scratch).unwrap();
-            if scratch.memo().values[1] != Status::Stick.code() {
+            let (r, h, memo) = evaluate_local(e, &cx, &s, fx.n_unknowns(), true);
+            if memo.values[1] != Status::Stick.code() {
                 continue;
             }
             let c = e.as_contact().unwrap();
@@ -170,16 +186,7 @@ pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
                 let cx = test_cx(level);
                 let (nodes, tangents) = fx.states(&cx, &fx.incr);
                 let mut s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
-                let n = fx.n_unknowns();
-                let (mut r, mut h) = (DVector::zeros(n), DMatrix::zeros(n, n));
-                let mut out = LocalSystem {
-                    residual: r.rows_mut(0, n),
-                    hessian: h.view_mut((0, 0), (n, n)),
-                    reference: 0.0,
-                };
-                let mut scratch = Scratch::new(kinds.len(), n);
-                evaluate_element_residual(e, &cx, &s, &mut out, &mut scratch).unwrap();
-                let memo = scratch.memo();
+                let (_, _, memo) = evaluate_local(e, &cx, &s, fx.n_unknowns(), false);
                 assert_eq!(memo.level, Some(level));
                 let mut recomputed = e.clone();
                 recomputed.level_converged(&cx, &s);
