@@ -122,27 +122,12 @@ impl fmt::Display for RunReport {
     }
 }
 
-/// The NSGA levels whose solves carry contact rows (position correction, velocity jump).
-fn is_contact_level(level: Level) -> bool {
-    matches!(level, Level::Position | Level::Velocity)
-}
-
 /// What to try after a failed run, for the failures a user can act on.
-fn hint(e: &SolveError, adaptive: bool) -> &'static str {
-    match e {
-        SolveError::NonConvergence { level, .. } if is_contact_level(*level) && adaptive => {
-            "\nhint: a smaller step (--h or [simulation] h), or more iterations ([simulation] \
-             max_iterations); a settling pile of many contacts may need a looser tolerance \
-             ([simulation] tol = 1e-5, as granular codes use)"
-        }
+fn hint(e: &SolveError, adaptive: bool) -> String {
+    let base = match e {
         SolveError::NonConvergence { .. } if adaptive => {
             "\nhint: a smaller step (--h or [simulation] h), or more iterations ([simulation] \
              max_iterations)"
-        }
-        SolveError::NonConvergence { level, .. } if is_contact_level(*level) => {
-            "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \
-             = true) to retry a failed step as two half steps; a settling pile of many contacts \
-             may need a looser tolerance ([simulation] tol = 1e-5, as granular codes use)"
         }
         SolveError::NonConvergence { .. } => {
             "\nhint: a smaller step (--h or [simulation] h), or --adaptive ([simulation] adaptive \
@@ -158,7 +143,19 @@ fn hint(e: &SolveError, adaptive: bool) -> &'static str {
              stiffness or inertia many orders of magnitude off), or the step is too large"
         }
         _ => "",
-    }
+    };
+    // The solves that carry contact rows (position correction, velocity jump).
+    let contacts = match e {
+        SolveError::NonConvergence {
+            level: Level::Position | Level::Velocity,
+            ..
+        } => {
+            "; a settling pile of many contacts may need a looser tolerance ([simulation] tol = \
+             1e-5, as granular codes use)"
+        }
+        _ => "",
+    };
+    format!("{base}{contacts}")
 }
 
 /// Magnitude beyond which (or, non-zero, below whose inverse) a parameter is "far outside

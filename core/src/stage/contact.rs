@@ -16,7 +16,7 @@
 //! impulse: `κ_r χ`. Configuration columns (position stage) are multiplied by the rotation
 //! tangent `T` and `∂q/∂u`, velocity columns by `∂v/∂u`. Contacts take no part in other stages.
 
-use crate::constraint::Layout;
+use crate::constraint::{Layout, MAX_DOFS};
 use crate::contact::law::{self, Curvature, Multipliers, Scaling, SlidingGaps, Status};
 use crate::contact::{velocity_gaps, ContactHistory, ContactRef};
 use crate::element::{ElementError, Level, LevelMemo, LocalState, LocalSystem, StepCx};
@@ -389,7 +389,7 @@ pub struct LinearizedContact {
     /// `∂ḡ/∂u` (first `n` columns) with respect to the stage's node unknowns `u`, with the
     /// column factors of the stage Hessian applied (rotation tangent `T` and `∂q/∂u` at
     /// position level, `∂v/∂u` at velocity level).
-    pub jacobian: SMatrix<f64, 3, { crate::contact::law::MAX_NODE_UNKNOWNS }>,
+    pub jacobian: SMatrix<f64, 3, MAX_DOFS>,
     /// Friction coefficient `μ` of the step ([`ContactRef::friction`]).
     pub friction: f64,
     /// Rolling or spinning resistance takes part (velocity level, a contact with couples and
@@ -422,28 +422,15 @@ pub fn linearized_contact(
         }
         _ => return Ok(None),
     };
-    let mut jacobian = SMatrix::<f64, 3, { crate::contact::law::MAX_NODE_UNKNOWNS }>::zeros();
+    let mut jacobian = SMatrix::<f64, 3, MAX_DOFS>::zeros();
     for j in 0..n {
         jacobian[(0, j)] = gaps.grad_n[j];
         jacobian[(1, j)] = gaps.grad_t[(0, j)];
         jacobian[(2, j)] = gaps.grad_t[(1, j)];
     }
     if cx.level == Level::Position {
-        // Configuration columns: ∂q/∂u · T on rotational unknowns (as `apply_tangent`).
-        for (i, kind) in layout.kinds().iter().enumerate() {
-            if *kind != NodeKind::Frame {
-                continue;
-            }
-            let t = &s.rot_tangent[i];
-            let o = layout.offset(i) + 3;
-            for r in 0..3 {
-                let row = [jacobian[(r, o)], jacobian[(r, o + 1)], jacobian[(r, o + 2)]];
-                for j in 0..3 {
-                    jacobian[(r, o + j)] =
-                        row[0] * t[(0, j)] + row[1] * t[(1, j)] + row[2] * t[(2, j)];
-                }
-            }
-        }
+        // Configuration columns: ∂q/∂u · T on rotational unknowns.
+        layout.apply_tangent(&mut jacobian, s.rot_tangent);
     }
     jacobian *= factor;
     Ok(Some(LinearizedContact {
