@@ -59,14 +59,12 @@ const MAX_LOCAL: usize = 500;
 
 /// One contact of the settling: where its unknowns live and its linearization.
 struct Entry {
-    /// Global node unknowns of its local node unknowns (`FIXED` for fixed nodes).
-    dofs: Vec<usize>,
     /// First global multiplier unknown (its sliding multipliers `λ_N, λ_T`).
     mult: usize,
     /// Gaps at the linearization point.
     gaps: Vector3<f64>,
-    /// `G_e` (3 × dofs.len(), row-major).
-    jacobian: Vec<[f64; 3]>,
+    /// `G_e` on the free node unknowns: (global unknown, its column of `G_e`).
+    jacobian: Vec<(usize, [f64; 3])>,
     /// Friction coefficient.
     mu: f64,
     /// `Y_e = A⁻¹ G_eᵀ`, its nonzero entries (global index, three columns).
@@ -172,14 +170,18 @@ impl Stage {
                 if e.resisted_couples {
                     return Ok(None);
                 }
-                let dofs = self.system.element_dofs(ie)[..e.n].to_vec();
+                // Columns of `G_e` on the free node unknowns (fixed nodes have none).
+                let jacobian: Vec<(usize, [f64; 3])> = self.system.element_dofs(ie)[..e.n]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &g)| g != FIXED && g < nd)
+                    .map(|(j, &g)| (g, [0, 1, 2].map(|k| e.jacobian[(k, j)])))
+                    .collect();
                 let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
                 for (k, y) in ys.iter_mut().enumerate() {
                     column.fill(0.0);
-                    for (j, &g) in dofs.iter().enumerate() {
-                        if g != FIXED && g < nd {
-                            column[g] += e.jacobian[(k, j)];
-                        }
+                    for &(g, gj) in &jacobian {
+                        column[g] += gj[k];
                     }
                     lu.solve_in_place(&mut column).map_err(linear)?;
                     y.clone_from(&column);
@@ -188,20 +190,8 @@ impl Stage {
                     .filter(|&i| ys.iter().any(|y| y[i] != 0.0))
                     .map(|i| (i, [ys[0][i], ys[1][i], ys[2][i]]))
                     .collect();
-                let jacobian: Vec<[f64; 3]> = (0..e.n)
-                    .map(|j| [e.jacobian[(0, j)], e.jacobian[(1, j)], e.jacobian[(2, j)]])
-                    .collect();
-                let mut w = Matrix3::zeros();
-                for (j, &g) in dofs.iter().enumerate() {
-                    if g == FIXED || g >= nd {
-                        continue;
-                    }
-                    for k in 0..3 {
-                        for l in 0..3 {
-                            w[(k, l)] += jacobian[j][k] * ys[l][g];
-                        }
-                    }
-                }
+                let w =
+                    Matrix3::from_fn(|k, l| jacobian.iter().map(|&(g, gj)| gj[k] * ys[l][g]).sum());
                 let (m0, m) = self.system.mult_range[ie];
                 let lam = &self.mult[m0..m0 + m.min(3)];
                 let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
@@ -209,7 +199,6 @@ impl Stage {
                     delta[i] += yi[0] * r[0] + yi[1] * r[1] + yi[2] * r[2];
                 }
                 entries.push(Entry {
-                    dofs,
                     mult: nd + m0,
                     gaps: e.gaps,
                     jacobian,
@@ -229,7 +218,7 @@ impl Stage {
                 let mut still = false;
                 for _ in 0..batch {
                     done += 1;
-                    if !sweep(&mut entries, &mut delta, nd) {
+                    if !sweep(&mut entries, &mut delta) {
                         break;
                     }
                     still = true;
@@ -300,15 +289,13 @@ impl Stage {
 
 /// One Gauss–Seidel sweep over `entries` in order, updating `δ`; `false` when the largest
 /// reaction change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged).
-fn sweep(entries: &mut [Entry], delta: &mut [f64], nd: usize) -> bool {
+fn sweep(entries: &mut [Entry], delta: &mut [f64]) -> bool {
     let (mut change, mut size) = (0.0f64, 0.0f64);
     for e in entries.iter_mut() {
         let mut g = e.gaps;
-        for (j, &i) in e.dofs.iter().enumerate() {
-            if i != FIXED && i < nd {
-                for k in 0..3 {
-                    g[k] += e.jacobian[j][k] * delta[i];
-                }
+        for &(i, gi) in &e.jacobian {
+            for k in 0..3 {
+                g[k] += gi[k] * delta[i];
             }
         }
         let c = g - e.w * e.r;
