@@ -922,3 +922,189 @@ fn friction_decay_in_model_files() {
         (0.1, 2.0)
     );
 }
+
+/// Post-impact velocities of V10 case (ii) from the impulse laws alone (spec `validation-cases.md`
+/// V10 and `nsga.md` §9; derived here, the thesis' Appendix C being missing from the seed): the
+/// cue ball (CB) rolls at `v0` along x (spin `v0/r` about y) into the object ball (OB) at rest,
+/// touching it along `n̂ = (cos φ, sin φ, 0)`. The CB's contact point slides over the OB at
+/// `u = v0 x̂ + ω × r n̂`, which has a downward part `−v0 cos φ ẑ`, so the ball–ball
+/// friction pushes the OB into the cloth and lifts the CB. Both cloth contacts rest (their
+/// approach is only the step's `g h`), so they take part in the one impact problem: the unknowns
+/// are the ball–ball normal impulse `P_N` and friction `F` (on the CB), and the OB–cloth normal
+/// impulse `P_c` and friction `F_c`, with Newton's law on each normal (ball–ball: the normal
+/// relative velocity reverses times e; cloth: the OB leaves the cloth at zero normal velocity)
+/// and Coulomb's law at impulse level on each tangent (sliding: `F = −μ_b P_N û⁺`, û⁺ the
+/// direction of the *post-impact* slip; `e_T = 0`). With the two sliding directions fixed the
+/// normal laws are linear in `(P_N, P_c)`; the directions are found by fixed-point iteration.
+/// The CB–cloth contact opens (checked: the CB leaves upwards) and carries nothing.
+/// Returns the (CB, OB) velocities and spatial angular velocities after the impact.
+fn v10_friction_impulses(
+    (r, m, inertia): (f64, f64, f64),
+    (v0, phi, e): (f64, f64, f64),
+    (mu_b, mu_c): (f64, f64),
+) -> [(Vector3<f64>, Vector3<f64>); 2] {
+    let n = Vector3::new(phi.cos(), phi.sin(), 0.0);
+    let z = Vector3::z();
+    let (v_cb0, w_cb0) = (Vector3::new(v0, 0.0, 0.0), Vector3::new(0.0, v0 / r, 0.0));
+    // Velocities after impulses P_N, P_c with the friction directions d_b (ball–ball, on the
+    // CB) and d_c (OB–cloth, on the OB): F = −μ_b P_N d_b, F_c = −μ_c P_c d_c.
+    let after = |p_n: f64, p_c: f64, d_b: Vector3<f64>, d_c: Vector3<f64>| {
+        let f = -mu_b * p_n * d_b;
+        let f_c = -mu_c * p_c * d_c;
+        let cb = (
+            v_cb0 + (-p_n * n + f) / m,
+            w_cb0 + (r * n).cross(&f) / inertia,
+        );
+        // The OB receives −(−P_N n̂ + F) at −r n̂, and P_c ẑ + F_c at −r ẑ.
+        let ob = (
+            (p_n * n - f + p_c * z + f_c) / m,
+            ((-r * n).cross(&-f) + (-r * z).cross(&f_c)) / inertia,
+        );
+        [cb, ob]
+    };
+    // Ball–ball slip of the CB's contact point relative to the OB's, and the OB's cloth slip.
+    let slips = |s: &[(Vector3<f64>, Vector3<f64>); 2]| {
+        let u = s[0].0 + s[0].1.cross(&(r * n)) - s[1].0 - s[1].1.cross(&(-r * n));
+        let w = s[1].0 + s[1].1.cross(&(-r * z));
+        (u, w)
+    };
+    let (u0, _) = slips(&after(0.0, 0.0, Vector3::zeros(), Vector3::zeros()));
+    let (mut d_b, mut d_c) = ((u0 - u0.dot(&n) * n).normalize(), n);
+    let mut impulses = (0.0, 0.0);
+    for _ in 0..200 {
+        // Normal laws, linear in (P_N, P_c): u·n̂ = −e u₀·n̂ and w·ẑ = 0.
+        let law = |p_n: f64, p_c: f64| {
+            let (u, w) = slips(&after(p_n, p_c, d_b, d_c));
+            (u.dot(&n) + e * u0.dot(&n), w.dot(&z))
+        };
+        let c = law(0.0, 0.0);
+        let a = law(1.0, 0.0);
+        let b = law(0.0, 1.0);
+        let (a11, a21, a12, a22) = (a.0 - c.0, a.1 - c.1, b.0 - c.0, b.1 - c.1);
+        let det = a11 * a22 - a12 * a21;
+        let p_n = (-c.0 * a22 + c.1 * a12) / det;
+        let p_c = (-a11 * c.1 + a21 * c.0) / det;
+        let (u, w) = slips(&after(p_n, p_c, d_b, d_c));
+        let u_t = u - u.dot(&n) * n;
+        let w_t = w - w.dot(&z) * z;
+        // Sliding at both contacts (the friction impulses stay inside the sticking ones).
+        assert!(u_t.norm() > 1e-3 && w_t.norm() > 1e-3, "{u_t} {w_t}");
+        let moved = (u_t.normalize() - d_b).norm() + (w_t.normalize() - d_c).norm();
+        d_b = u_t.normalize();
+        d_c = w_t.normalize();
+        impulses = (p_n, p_c);
+        if moved < 1e-15 {
+            break;
+        }
+    }
+    let s = after(impulses.0, impulses.1, d_b, d_c);
+    // The CB leaves the cloth and the OB presses on it: the CB–cloth contact carries nothing.
+    assert!(s[0].0.z > 0.0 && impulses.1 > 0.0, "{s:?} {impulses:?}");
+    s
+}
+
+/// V10 case (ii): ball–ball friction μ_b = 0.06, e_N = 1, hit fraction 0.5, cloth μ = 0.2,
+/// e_N = 1, the CB rolling at 1.8 m/s (V09's speed). The analytic trajectory of the spec
+/// neglects this friction (and the thesis forces the vertical spin to zero); with it, the CB
+/// jumps off the cloth (the thesis' potential-energy bump) and the OB leaves off the line of
+/// centres. Checked: the velocities just after the impact against the impulse laws above at
+/// two steps, no energy gained, the jump and the throw against their simple estimates.
+#[test]
+fn v10_ball_friction_lifts_the_cue_ball() {
+    let r = 0.028575;
+    let m = 0.17;
+    let inertia = 0.4 * m * r * r;
+    let (v0, e, mu_b, mu_c) = (1.8, 1.0, 0.06, 0.2);
+    let phi = (1.0_f64 - 0.5).asin();
+    let n = Vector3::new(phi.cos(), phi.sin(), 0.0);
+    let balls = [
+        Ball {
+            x: Vector3::new(0.0, 0.0, r),
+            v: Vector3::new(v0, 0.0, 0.0),
+            w: Vector3::new(0.0, v0 / r, 0.0),
+        },
+        Ball {
+            x: Vector3::new(0.0, 0.0, r) + 2.0 * r * n,
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        },
+    ];
+    let t = Table {
+        r,
+        m,
+        inertia,
+        cloth: (mu_c, 1.0),
+        ball: (mu_b, e),
+        ball_decay: (0.0, 0.0),
+    };
+    let expected = v10_friction_impulses((r, m, inertia), (v0, phi, e), (mu_b, mu_c));
+    let mut errors = Vec::new();
+    let mut simulated = [Vector3::zeros(); 2];
+    for h in [1e-5, 1e-6] {
+        let mut model = table(&t, &balls);
+        let mut solver = Nsga::new(&mut model, options(h, 1.0)).unwrap();
+        solver.step(&mut model).unwrap();
+        let s = solver.nodes();
+        let mut error: f64 = 0.0;
+        for (i, name) in ["cue ball", "object ball"].iter().enumerate() {
+            eprintln!(
+                "V10 (ii) h = {h:e}: {name} v {:.6?} (impulse laws {:.6?}), ω {:.4?} ({:.4?})",
+                s[i].v,
+                expected[i].0,
+                s[i].omega_spatial(),
+                expected[i].1
+            );
+            error = error
+                .max((s[i].v - expected[i].0).norm())
+                .max(r * (s[i].omega_spatial() - expected[i].1).norm());
+        }
+        // The step resolves the impact with the line of centres at the step's end, turned from
+        // the initial one by the cue ball's sideways motion, v0 sinφ h/(2r), which moves the
+        // velocities by v0 times that angle; gravity and the cloth act over the step by up to
+        // g h. Both are first order in h: 3.8e-4 m/s at h = 1e-5 (observed 1.7e-4).
+        let bound = v0 * v0 * phi.sin() * h / (2.0 * r) + G * h;
+        assert!(error < bound, "h = {h:e}: {error:e} > {bound:e}");
+        errors.push(error);
+        // No energy from nowhere: e_N = 1 conserves the normal part, the sliding friction
+        // dissipates (kinetic energies; the potential energy moves by m g Δz ≤ m g v h).
+        let kinetic = |v: Vector3<f64>, w: Vector3<f64>| {
+            0.5 * m * v.norm_squared() + 0.5 * inertia * w.norm_squared()
+        };
+        let before = kinetic(balls[0].v, balls[0].w);
+        let after: f64 = s.iter().map(|b| kinetic(b.v, b.omega_spatial())).sum();
+        assert!(after < before, "{after} > {before}");
+        simulated = [s[0].v, s[1].v];
+    }
+    // The error is first order in h (ratio 0.1 expected for h/10; 0.2 leaves room for the
+    // Newton tolerance's share).
+    assert!(errors[1] < 0.2 * errors[0], "{errors:?}");
+    // What the friction changes against the spec's frictionless analytic (case (i), where the
+    // cue ball stays on the cloth and the object ball leaves along n̂): the cue ball jumps off
+    // the cloth at ≈ μ_b P_N cos φ/m (P_N = m v0 cos φ: 0.082 m/s; the cloth's reaction on the
+    // OB changes the slip during the impact: within 10 %), and the object ball is thrown off
+    // the line of centres along the cue ball's sideways slip (towards −t̂, t̂ = ẑ × n̂). B.50
+    // (V11's formula, with the rolling spin) gives atan(μ_b sin φ) = 1.72°; it ignores the
+    // cloth, whose normal reaction on the object ball changes the direction of the slip
+    // during the impact (observed 1.62°): within 10 %.
+    let jump = mu_b * v0 * phi.cos() * phi.cos();
+    assert!(
+        (simulated[0].z - jump).abs() < 0.1 * jump,
+        "{:?}",
+        simulated[0]
+    );
+    let throw = simulated[1]
+        .dot(&Vector3::z().cross(&n))
+        .atan2(simulated[1].dot(&n));
+    let b50 = -(mu_b * phi.sin()).atan();
+    eprintln!(
+        "V10 (ii): cue ball jumps at {:.4} m/s; throw {:.3}° (B.50 without the cloth: {:.3}°)",
+        simulated[0].z,
+        throw.to_degrees(),
+        b50.to_degrees()
+    );
+    assert!(
+        (throw - b50).abs() < 0.1 * b50.abs(),
+        "{}",
+        throw.to_degrees()
+    );
+}
