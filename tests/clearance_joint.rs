@@ -104,7 +104,8 @@ fn v18_clearance_joint_follows_the_ideal_joint_and_converges_in_h() {
 /// V18 at the step where the thesis finds the contact force converged, h = 1e-6 s, over the
 /// second crank turn (after the start-up impacts of the first): with 0.05 mm the journal stays
 /// in contact; with 0.1 mm it separates and hits the bearing again many times per turn (the
-/// thesis: "the force reaches zero at some instants"), and the largest force is larger.
+/// thesis: "the force reaches zero at some instants"), and the largest force is larger; the
+/// impulses' impact part is negligible at 0.05 mm and a small share at 0.1 mm.
 #[test]
 fn v18_larger_clearance_separates_at_the_converged_step() {
     let h = 1e-6;
@@ -116,14 +117,20 @@ fn v18_larger_clearance_separates_at_the_converged_step() {
         let fraction = on.iter().filter(|c| **c).count() as f64 / on.len() as f64;
         let separations = on.windows(2).filter(|w| w[0] && !w[1]).count();
         let peak = p[turn..].iter().fold(0.0_f64, |a, b| a.max(*b)) / h;
-        (fraction, separations, peak)
+        // Impulse decomposition (`contact-force.md` §2, the default noise threshold 1e-6):
+        // impact part (isolated + over the smooth curve) against the continuous part.
+        let d = saltus::core::contact_force::decompose(p, 1e-6);
+        let impact: f64 = (turn..p.len()).map(|k| d.impact(k)).sum();
+        let smooth: f64 = d.smooth[turn..].iter().sum();
+        (fraction, separations, peak, impact / smooth)
     };
-    let (small_loaded, small_separations, small_peak) = second(&small);
-    let (large_loaded, large_separations, large_peak) = second(&large);
+    let (small_loaded, small_separations, small_peak, small_impact) = second(&small);
+    let (large_loaded, large_separations, large_peak, large_impact) = second(&large);
     eprintln!(
         "V18 h = 1e-6, second turn: 0.05 mm loaded in {:.1} % of the steps, {small_separations} \
-         separations, largest impulse/h {small_peak:.0} N; 0.1 mm loaded in {:.1} %, \
-         {large_separations} separations, largest impulse/h {large_peak:.0} N",
+         separations, largest impulse/h {small_peak:.0} N, impact part / continuous part \
+         {small_impact:.1e}; 0.1 mm loaded in {:.1} %, {large_separations} separations, largest \
+         impulse/h {large_peak:.0} N, impact part / continuous part {large_impact:.1e}",
         100.0 * small_loaded,
         100.0 * large_loaded
     );
@@ -133,4 +140,11 @@ fn v18_larger_clearance_separates_at_the_converged_step() {
     // required: at least 1 % unloaded and repeated separations.
     assert!(large_loaded < 0.99 && large_separations >= 10);
     assert!(large_peak > small_peak, "{large_peak} vs {small_peak}");
+    // The thesis' force split (spec §6 of `contact-force.md`): "continuous part dominant;
+    // impulsive part ≈ 0 for 0.05 mm". The peak of the impulsive part (≈ 700 N at 0.1 mm)
+    // needs the contact stiffness, which the thesis does not give; the impulse shares do not.
+    // 0.05 mm: only the noise peaks of a loaded contact (observed 6e-6 of the continuous
+    // impulse); 0.1 mm: real impacts, but the continuous part dominates (observed 4 %).
+    assert!(small_impact < 1e-4, "{small_impact}");
+    assert!(large_impact > 1e-2 && large_impact < 0.2, "{large_impact}");
 }
