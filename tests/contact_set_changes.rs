@@ -106,14 +106,24 @@ fn contact_set_changes() {
     assert!(events.len() >= 4, "{events:?}");
     assert_eq!(events[0].1, "created");
     assert_eq!(summary.topology_changes, events.len());
+    let created = events.iter().filter(|e| e.1 == "created").count();
     for stage in &summary.stages {
-        // One symbolic factorization for the initial pattern, one per change.
-        assert_eq!(
-            stage.symbolic_factorizations,
-            1 + events.len(),
-            "stage {}",
-            stage.name
-        );
+        let symbolic = stage.symbolic_factorizations;
+        if stage.name == "smooth" {
+            // The contact does not take part in the smooth stage: its pattern never changes,
+            // the initial analysis serves the whole run.
+            assert_eq!(symbolic, 1, "stage {}", stage.name);
+        } else {
+            // One analysis for the initial pattern, then one at the first factorization after
+            // a change: after every creation (the impact needs a Newton solve), not necessarily
+            // after a removal (the lone ball's correction converges at its start check).
+            assert!(
+                symbolic > created && symbolic <= 1 + events.len(),
+                "stage {}: {symbolic} analyses for {} changes",
+                stage.name,
+                events.len()
+            );
+        }
     }
 
     assert_eq!(reference.nodes.len(), changing.nodes.len());

@@ -1,8 +1,8 @@
 //! Sparse assembly of one level's residual and iteration matrix.
 //!
-//! The sparsity pattern is built once per topology (element set and fixed nodes): every
-//! element's dense local block over its global unknowns is pushed into `sprs` triplets and
-//! converted to CSC, and a *slot map* records, for each local entry `(i, j)`, its index in the
+//! The sparsity pattern is built once per topology (element set and fixed nodes): the union of
+//! every element's dense local block over its global unknowns, in CSC form, and a *slot map*
+//! records, for each local entry `(i, j)`, its index in the
 //! CSC value array. Each Newton iteration then zeroes the values and scatters the element blocks
 //! in place: no allocation, no sorting (architecture.md §2.4).
 //!
@@ -12,7 +12,7 @@
 use crate::element::{Element, Level};
 use crate::node::NodeDef;
 use nalgebra::{DMatrix, DVector};
-use sprs::{CsMat, TriMat};
+use sprs::CsMat;
 
 /// Marks a local unknown that has no global unknown (fixed node).
 pub const FIXED: usize = usize::MAX;
@@ -116,52 +116,100 @@ impl LevelSystem {
         }
 
         // Every diagonal entry is structurally present (keeps the LU well-posed when a
-        // level has no contribution to some unknown, e.g. a massless free node).
-        let nnz_guess: usize = dof_range
-            .iter()
-            .map(|(a, b)| (b - a) * (b - a))
-            .sum::<usize>()
-            + n;
-        let mut tri = TriMat::with_capacity((n, n), nnz_guess);
-        for i in 0..n {
-            tri.add_triplet(i, i, 0.0);
+        // level has no contribution to some unknown, e.g. a massless free node). Built column
+        // by column: each column's candidate rows (its diagonal, then the free unknowns of every
+        // element touching it) are counted, filled, sorted and deduplicated in place — a
+        // topology change at run time rebuilds this, and sorting short columns is far cheaper
+        // than sorting all triplets.
+        let free = |d: &usize| *d != FIXED;
+        let mut bound = vec![1usize; n + 1];
+        for &(a, b) in &dof_range {
+            let k = dofs[a..b].iter().filter(|d| free(d)).count();
+            for &c in dofs[a..b].iter().filter(|d| free(d)) {
+                bound[c] += k;
+            }
+        }
+        // Exclusive prefix sum: `bound[c]` becomes the start of column c's candidates.
+        let mut total = 0;
+        for b in bound.iter_mut() {
+            let k = *b;
+            *b = total;
+            total += k;
+        }
+        let mut candidates = vec![0usize; total];
+        let mut fill: Vec<usize> = bound[..n].to_vec();
+        for (c, f) in fill.iter_mut().enumerate() {
+            candidates[*f] = c;
+            *f += 1;
         }
         for &(a, b) in &dof_range {
-            for &c in &dofs[a..b] {
-                if c == FIXED {
-                    continue;
-                }
-                for &r in &dofs[a..b] {
-                    if r != FIXED {
-                        tri.add_triplet(r, c, 0.0);
-                    }
+            for &c in dofs[a..b].iter().filter(|d| free(d)) {
+                for &r in dofs[a..b].iter().filter(|d| free(d)) {
+                    candidates[fill[c]] = r;
+                    fill[c] += 1;
                 }
             }
         }
-        let matrix: CsMat<f64> = tri.to_csc();
+        let mut indptr = Vec::with_capacity(n + 1);
+        let mut indices = Vec::with_capacity(total);
+        indptr.push(0);
+        for c in 0..n {
+            let col = &mut candidates[bound[c]..fill[c]];
+            col.sort_unstable();
+            let start = indices.len();
+            for &r in col.iter() {
+                if indices.len() == start || indices[indices.len() - 1] != r {
+                    indices.push(r);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let data = vec![0.0; indices.len()];
+        let matrix = CsMat::new_csc((n, n), indptr, indices, data);
+        // Index of entry (r, c) in the value array (present by construction).
+        let slot = |r: usize, c: usize| -> usize {
+            let (lo, hi) = (matrix.indptr().index(c), matrix.indptr().index(c + 1));
+            matrix.indices()[lo..hi]
+                .binary_search(&r)
+                .map_or(FIXED, |k| lo + k)
+        };
 
+        // Slot map: per element, its free rows sorted by global index once, then one merge
+        // scan along each of its columns (every row of the element is in each of its columns).
         let mut slot_start = Vec::with_capacity(elements.len());
         let mut slots = Vec::new();
         let mut max_local = 0;
+        let mut rows: Vec<(usize, usize)> = Vec::new();
+        let indices = matrix.indices();
         for &(a, b) in &dof_range {
-            slot_start.push(slots.len());
-            max_local = max_local.max(b - a);
-            for &c in &dofs[a..b] {
-                for &r in &dofs[a..b] {
-                    let s = if r == FIXED || c == FIXED {
-                        FIXED
-                    } else {
-                        // Every (r, c) was inserted above, so the lookup cannot fail.
-                        matrix.nnz_index(r, c).map_or(FIXED, |k| k.0)
-                    };
-                    slots.push(s);
+            let start = slots.len();
+            slot_start.push(start);
+            let nl = b - a;
+            max_local = max_local.max(nl);
+            slots.resize(start + nl * nl, FIXED);
+            rows.clear();
+            rows.extend(
+                dofs[a..b]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| free(d))
+                    .map(|(i, &d)| (d, i)),
+            );
+            rows.sort_unstable();
+            for (j, &c) in dofs[a..b].iter().enumerate() {
+                if c == FIXED {
+                    continue;
+                }
+                let mut k = matrix.indptr().index(c);
+                for &(r, i) in &rows {
+                    while indices[k] != r {
+                        k += 1;
+                    }
+                    slots[start + j * nl + i] = k;
                 }
             }
         }
-        // Every diagonal entry was inserted above.
-        let mult_diag_slots = (n_node_dofs..n)
-            .map(|i| matrix.nnz_index(i, i).map_or(FIXED, |k| k.0))
-            .collect();
+        let mult_diag_slots = (n_node_dofs..n).map(|i| slot(i, i)).collect();
         Self {
             mult_diag_slots,
             level,
@@ -178,6 +226,14 @@ impl LevelSystem {
             max_local,
             generation,
         }
+    }
+
+    /// Whether the iteration matrix has the same order and nonzero pattern as `other`'s (the
+    /// element-to-slot maps may differ).
+    pub fn same_pattern(&self, other: &LevelSystem) -> bool {
+        self.n == other.n
+            && self.matrix.indptr().raw_storage() == other.matrix.indptr().raw_storage()
+            && self.matrix.indices() == other.matrix.indices()
     }
 
     /// Number of local unknowns of element `e` at this level (0 if it does not contribute).

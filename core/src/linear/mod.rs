@@ -1,22 +1,21 @@
 //! LU factorization of the iteration matrices, by size: a dense LU with partial pivoting up to
-//! [`DENSE_MAX`] unknowns, a sparse LU above: faer's simplicial LU with partial pivoting once,
-//! then refactorizations along its pivot order and patterns (`static_lu`) while their pivots
-//! stay acceptable. Both keep their storage and (sparse) symbolic analysis while the pattern
-//! generation holds. Partial pivoting: the iteration matrices are unsymmetric (friction,
-//! Lie-group tangents).
+//! [`DENSE_MAX`] unknowns, a sparse LU above: faer's fill-reducing column order (COLAMD), a
+//! factorization with threshold pivoting that prefers the diagonal, then refactorizations
+//! along its pivot order and patterns (`static_lu`) while their pivots stay acceptable. Both
+//! keep their storage and (sparse) column order while the pattern generation holds. Pivoting:
+//! the iteration matrices are unsymmetric (friction, Lie-group tangents) and their multiplier
+//! diagonals can vanish (closed contacts).
 //!
 //! Both keep their factors (`P A Q = L U`, `L` unit lower triangular, `Q = I` for the dense
 //! LU), so besides solves they give the sign and magnitude of `det A` ([`Lu::determinant`]) at
 //! the cost of one pass over `U`'s diagonal.
 
+mod ordering;
 mod static_lu;
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::lu::simplicial::{factorize_simplicial_numeric_lu, SimplicialLu};
-use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams};
 use faer::sparse::linalg::SupernodalThreshold;
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::Par;
+use faer::sparse::SymbolicSparseColMatRef;
 use static_lu::StaticLu;
 
 /// Largest order factorized by the dense LU. Measured with `benches/lu.rs` on the iteration
@@ -186,21 +185,18 @@ pub struct Lu {
     generation: Option<u64>,
     /// Dense factors when the order is at most `dense_max`.
     dense: Option<Dense>,
-    symbolic: Option<SymbolicLu<usize>>,
-    /// Sparse factors of the last factorization with partial pivoting (simplicial: forced in
-    /// [`Lu::analyze`]).
-    numeric: SimplicialLu<usize, f64>,
-    /// The sparse factors in use: refactorized along the last pivoting factorization's pivot
-    /// order and patterns while its pivots stay acceptable.
+    /// Fill-reducing column order of the sparse pattern (COLAMD, from faer's symbolic
+    /// analysis); empty for the dense path.
+    col_perm: Vec<usize>,
+    /// The sparse factors: from a factorization with threshold pivoting, then refactorized
+    /// along its pivot order and patterns while its pivots stay acceptable.
     fixed: StaticLu,
-    /// Row pivoting permutation of the last sparse factorization and its inverse.
-    row_perm: Vec<usize>,
-    row_perm_inv: Vec<usize>,
     /// Whether the factors belong to a successful factorization.
     factorized: bool,
-    mem: MemBuffer,
-    par: Par,
     dense_max: usize,
+    /// Number of leading node unknowns of the patterns to come (the rest are multipliers):
+    /// sparse patterns are then ordered by [`ordering::saddle_point_order`]; `None`: COLAMD.
+    primary: Option<usize>,
     /// Number of symbolic analyses performed (for benchmarks and tests).
     pub symbolic_count: usize,
     /// Number of numeric factorizations performed.
@@ -233,15 +229,11 @@ impl Lu {
         Self {
             generation: None,
             dense: None,
-            symbolic: None,
-            numeric: SimplicialLu::new(),
+            col_perm: Vec::new(),
             fixed: StaticLu::default(),
-            row_perm: Vec::new(),
-            row_perm_inv: Vec::new(),
             factorized: false,
-            mem: MemBuffer::new(StackReq::EMPTY),
-            par: Par::Seq,
             dense_max: DENSE_MAX,
+            primary: None,
             symbolic_count: 0,
             numeric_count: 0,
             pivoting_count: 0,
@@ -256,16 +248,35 @@ impl Lu {
         self
     }
 
+    /// Declare that the first `primary` unknowns of the next patterns are node unknowns and the
+    /// rest multipliers (orders each multiplier after its nodes; see the `ordering` module), or
+    /// (`None`) nothing: faer's COLAMD order. Takes effect at the next analysis.
+    pub fn set_primary(&mut self, primary: Option<usize>) {
+        self.primary = primary;
+    }
+
     /// Whether the current pattern is factorized densely.
     pub fn is_dense(&self) -> bool {
         self.dense.is_some()
     }
 
     /// Analysis of the pattern of `a` for pattern `generation`: the choice dense or sparse, for
-    /// sparse the symbolic analysis (ordering + structure), and the workspaces of the numeric
-    /// factorization and solves: everything a later [`Lu::factorize`] of the same generation
-    /// would otherwise allocate. A no-op when `generation` was already analyzed.
+    /// sparse the column order and storage for the factors sized by a sample factorization:
+    /// everything a later [`Lu::factorize`] of the same generation would otherwise allocate.
+    /// A no-op when `generation` was already analyzed.
     pub fn analyze(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
+        self.analyze_pattern(a, generation, true)
+    }
+
+    /// [`Lu::analyze`]; without `size_storage` the factors' storage grows at the first
+    /// factorization instead of being sized by a sample (a new pattern met inside a step:
+    /// after a topology change, which allocates anyway).
+    fn analyze_pattern(
+        &mut self,
+        a: &sprs::CsMat<f64>,
+        generation: u64,
+        size_storage: bool,
+    ) -> Result<(), LinearError> {
         if self.generation == Some(generation) {
             return Ok(());
         }
@@ -279,71 +290,56 @@ impl Lu {
                 transpositions: 0,
                 work: vec![0.0; n],
             });
-            self.symbolic = None;
+            self.col_perm.clear();
         } else {
             self.dense = None;
-            // Simplicial: its numeric factorization keeps its storage between calls, while the
-            // supernodal one allocates temporaries on every call (no allocation inside a step).
-            let params = LuSymbolicParams {
-                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
-                ..Default::default()
-            };
-            let sym = factorize_symbolic_lu(pattern, params)
-                .map_err(|e| LinearError::Symbolic(format!("{e:?}")))?;
-            let req = sym
-                .factorize_numeric_lu_scratch::<f64>(self.par, Default::default())
-                .or(sym.solve_in_place_scratch::<f64>(1, self.par));
-            self.mem = MemBuffer::try_new(req).map_err(|_| LinearError::OutOfMemory)?;
-            self.row_perm = vec![0; n];
-            self.row_perm_inv = vec![0; n];
-            // Fresh numeric storage: faer keeps the column pointers of the previous pattern
-            // and asserts on a different size (a smaller system after contacts were removed).
-            self.numeric = SimplicialLu::new();
-            // Size the numeric storage now: faer grows L and U while it factorizes (the fill
-            // depends on the pivot sequence) and offers no way to reserve them. Factorizing
-            // representative matrices on the pattern — no pivoting, then pivoting away from
-            // weak diagonals with pseudo-random values — makes later factorizations of the
-            // same pattern reuse storage (amortized growth covers smaller variations).
-            let nnz = a.nnz();
-            let mut values = vec![0.0; nnz];
-            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-            for weak_diagonal in [false, true] {
-                for (col, range) in col_ptr.windows(2).enumerate() {
-                    for k in range[0]..range[1] {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        let r = (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-                        values[k] = match (a.indices()[k] == col, weak_diagonal) {
-                            (true, false) => n as f64 + 1.0,
-                            (true, true) => 1e-3 * r,
-                            (false, _) => r,
-                        };
-                    }
-                }
-                // A failure (structurally singular sample) only leaves less storage sized.
-                if factorize_simplicial_numeric_lu(
-                    &mut self.row_perm,
-                    &mut self.row_perm_inv,
-                    &mut self.numeric,
-                    SparseColMatRef::new(pattern, &values),
-                    sym.col_perm(),
-                    MemStack::new(&mut self.mem),
-                )
-                .is_ok()
-                {
-                    self.fixed.set_from(
-                        self.numeric.l_factor_unsorted(),
-                        self.numeric.u_factor_unsorted(),
-                        &self.row_perm,
-                        sym.col_perm().arrays().0,
-                    );
+            // The column order: nodes by AMD, each multiplier after its nodes, when the stage
+            // declared its node unknowns; faer's COLAMD otherwise. The numeric factorizations
+            // are this module's (`StaticLu::factor`: threshold pivoting with a diagonal
+            // preference, then refactorizations along its pivot order).
+            self.col_perm.clear();
+            match self
+                .primary
+                .and_then(|p| ordering::saddle_point_order(col_ptr, a.indices(), p))
+            {
+                Some(order) => self.col_perm.extend_from_slice(&order),
+                None => {
+                    let params = LuSymbolicParams {
+                        supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+                        ..Default::default()
+                    };
+                    let sym = factorize_symbolic_lu(pattern, params)
+                        .map_err(|e| LinearError::Symbolic(format!("{e:?}")))?;
+                    self.col_perm.extend_from_slice(sym.col_perm().arrays().0);
                 }
             }
-            // Room for factors with twice the samples' fill: a pivot order found later (an
-            // active-set change) stores its patterns without allocating inside a step.
-            self.fixed.reserve_twice();
-            self.symbolic = Some(sym);
+            if size_storage {
+                // Size the factors' storage with a sample of strong diagonals (diagonal pivots:
+                // the fill of the column order); room for twice that below, for pivot orders
+                // found later (an active-set change) without allocating inside a step.
+                let values: Vec<f64> = col_ptr
+                    .windows(2)
+                    .enumerate()
+                    .flat_map(|(col, range)| {
+                        a.indices()[range[0]..range[1]].iter().map(move |&r| {
+                            if r == col {
+                                n as f64 + 1.0
+                            } else {
+                                0.5
+                            }
+                        })
+                    })
+                    .collect();
+                // A failure (singular sample) only leaves less storage sized.
+                let _ = self.fixed.factor(
+                    col_ptr,
+                    a.indices(),
+                    &values,
+                    &self.col_perm,
+                    self.primary.unwrap_or(n).min(n),
+                );
+                self.fixed.reserve_twice();
+            }
             self.fixed.valid = false;
         }
         self.generation = Some(generation);
@@ -354,7 +350,7 @@ impl Lu {
     /// Factorize `a` (square CSC), analyzing its pattern first if `generation` is new (see
     /// [`Lu::analyze`]); the numeric factorization reuses storage.
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
-        self.analyze(a, generation)?;
+        self.analyze_pattern(a, generation, false)?;
         self.factorized = false;
         if let Some(d) = self.dense.as_mut() {
             let col_ptr = a.indptr().into_raw_storage();
@@ -375,9 +371,9 @@ impl Lu {
             }
             d.transpositions = dense_lu(&mut d.lu, n, &mut d.perm);
         } else {
-            let Some(sym) = self.symbolic.as_ref() else {
+            if self.col_perm.is_empty() {
                 return Err(LinearError::Symbolic("no symbolic factorization".into()));
-            };
+            }
             // The pattern is the analyzed one (same generation): the refactorization reads the
             // raw arrays; the pivoting factorization checks them.
             let col_ptr = a.indptr().into_raw_storage();
@@ -385,22 +381,22 @@ impl Lu {
                 && col_ptr.len() == self.fixed.pivots().len() + 1
                 && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
             if !refactored {
-                let (_, _, pattern) = pattern(a)?;
-                factorize_simplicial_numeric_lu(
-                    &mut self.row_perm,
-                    &mut self.row_perm_inv,
-                    &mut self.numeric,
-                    SparseColMatRef::new(pattern, a.data()),
-                    sym.col_perm(),
-                    MemStack::new(&mut self.mem),
-                )
-                .map_err(|e| LinearError::Numeric(format!("{e:?}")))?;
-                self.fixed.set_from(
-                    self.numeric.l_factor_unsorted(),
-                    self.numeric.u_factor_unsorted(),
-                    &self.row_perm,
-                    sym.col_perm().arrays().0,
-                );
+                pattern(a)?;
+                let n = col_ptr.len() - 1;
+                self.fixed
+                    .factor(
+                        col_ptr,
+                        a.indices(),
+                        a.data(),
+                        &self.col_perm,
+                        self.primary.unwrap_or(n).min(n),
+                    )
+                    .map_err(|e| {
+                        LinearError::Numeric(format!(
+                            "no nonzero pivot in column {} of the column order",
+                            e.0
+                        ))
+                    })?;
                 self.pivoting_count += 1;
             }
         }
@@ -534,6 +530,77 @@ mod tests {
             }
             assert_eq!(lu.symbolic_count, 1);
             assert_eq!(lu.numeric_count, 3);
+        }
+    }
+
+    /// A saddle-point matrix like a contact model's: node block `A` = diagonal (some entries
+    /// small, like a small sphere's rotational inertia) + a penalty `p Gᵀ G`, multiplier block
+    /// `−k G` / `−k Gᵀ` with `k G` larger than the small diagonals, and a multiplier diagonal
+    /// of `−10⁻¹⁰` (closed contacts). With the node unknowns declared, the factorization keeps
+    /// every pivot on the diagonal (partial pivoting would swap the rows of the small
+    /// diagonals for multiplier rows), solves to round-off, and refactorizes a perturbed
+    /// matrix along the same pivot order.
+    #[test]
+    fn saddle_point_factorization_keeps_diagonal_pivots() {
+        let (nq, nm) = (30, 12);
+        let n = nq + nm;
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rand = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        // G: each multiplier couples 6 consecutive node unknowns (two "bodies" of 3).
+        let mut g = vec![vec![0.0; nq]; nm];
+        for (i, row) in g.iter_mut().enumerate() {
+            for c in (2 * i)..(2 * i + 6) {
+                row[c % nq] = rand();
+            }
+        }
+        let (p, k) = (1.0, 10.0);
+        let matrix = |scale: f64| {
+            let mut e = Vec::new();
+            for i in 0..nq {
+                // Every third unknown has a small diagonal (0.01 against k G ≈ 5).
+                let d = if i % 3 == 2 { 0.01 } else { 50.0 };
+                e.push((i, i, d * scale));
+            }
+            for (m, row) in g.iter().enumerate() {
+                for (a, &ga) in row.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                    for (b, &gb) in row.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                        e.push((a, b, p * ga * gb));
+                    }
+                    e.push((nq + m, a, -k * ga));
+                    e.push((a, nq + m, -k * ga));
+                }
+                e.push((nq + m, nq + m, -1e-10));
+            }
+            csc(n, &e)
+        };
+        let mut lu = Lu::new().with_dense_max(0);
+        lu.set_primary(Some(nq));
+        for (i, scale) in [1.0, 1.3].into_iter().enumerate() {
+            let a = matrix(scale);
+            lu.factorize(&a, 1).unwrap();
+            let (rows, cols) = lu.fixed.permutations();
+            assert_eq!(rows, cols, "every pivot on the diagonal");
+            // The second matrix reuses the pivot order (no new pivot search).
+            assert_eq!((lu.numeric_count, lu.pivoting_count), (i + 1, 1));
+            let x: Vec<f64> = (0..n).map(|i| 1.0 + 0.1 * i as f64).collect();
+            let mut b = vec![0.0; n];
+            for (v, (r, c)) in a.iter() {
+                b[r] += v * x[c];
+            }
+            lu.solve_in_place(&mut b).unwrap();
+            let err = b
+                .iter()
+                .zip(&x)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            // Condition number of these 42×42 matrices: ~1e4–1e6 (small diagonals, the
+            // multiplier block's 1e-10); 1e-8 is round-off times that with margin.
+            assert!(err < 1e-8, "solution error {err:e}");
         }
     }
 

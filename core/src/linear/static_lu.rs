@@ -1,8 +1,8 @@
-//! Sparse LU refactorization with a fixed pivot sequence (the structure of a previous
-//! factorization of the same pattern): left-looking, column by column, along the known patterns
-//! of `L` and `U` — no pivot search and no structure search (depth-first reach) per
-//! factorization. A pivot that became too small for the old sequence is reported, and the
-//! caller factorizes with partial pivoting again.
+//! Sparse LU: a factorization with threshold pivoting that prefers the diagonal
+//! ([`StaticLu::factor`], Gilbert–Peierls), then refactorizations with its fixed pivot sequence
+//! ([`StaticLu::refactor`]): left-looking, column by column, along the known patterns of `L`
+//! and `U` — no pivot search and no structure search per refactorization. A pivot that became
+//! too small for the old sequence is reported, and the caller factorizes with pivoting again.
 //!
 //! With `P A Q = L U` (row `i` of `P A Q` is row `row_perm[i]` of `A`, column `j` is column
 //! `col_perm[j]`), column `j` of the factors is computed from column `col_perm[j]` of `A`
@@ -13,11 +13,9 @@
 //! U[j, j] = x[j];                          L[r, j] = x[r] / U[j, j]                   (r > j)
 //! ```
 
-use faer::sparse::SparseColMatRef;
-
 /// Smallest accepted `|U_jj| / max_r |x_r|` over the column (pivot growth ≤ 1/τ): below it the
 /// old pivot order is abandoned for a factorization with partial pivoting.
-const PIVOT_TOL: f64 = 1e-2;
+const PIVOT_TOL: f64 = 1e-3;
 
 /// Factors with a fixed pivot order and fixed patterns (see the module docs).
 #[derive(Debug, Default)]
@@ -38,11 +36,18 @@ pub(super) struct StaticLu {
     u_diag: Vec<f64>,
     /// Dense work vector, zero between columns.
     x: Vec<f64>,
-    /// Sorting buffer of [`StaticLu::set_from`].
-    pairs: Vec<(usize, f64)>,
+    /// Work of [`StaticLu::factor`]: the column last reaching each pivot position and each
+    /// original row, the worklist and the reached pivot positions.
+    mark: Vec<usize>,
+    row_mark: Vec<usize>,
+    stack: Vec<usize>,
+    reach: Vec<usize>,
     /// Largest `L` and `U` pattern sizes stored so far (for [`StaticLu::reserve_twice`]).
     max_l: usize,
     max_u: usize,
+    /// Unknowns `< primary` are node unknowns, the others multipliers: a pivot is judged
+    /// against the candidates of its own kind (see [`StaticLu::factor`]).
+    primary: usize,
     /// Whether the stored structure may be refactorized.
     pub(super) valid: bool,
 }
@@ -51,67 +56,186 @@ pub(super) struct StaticLu {
 #[derive(Debug)]
 pub(super) struct PivotFailure;
 
+/// Column `j` of the column order has no nonzero pivot candidate (singular matrix).
+#[derive(Debug)]
+pub(super) struct Singular(pub(super) usize);
+
+/// Threshold of [`StaticLu::factor`]'s pivot choice: the diagonal entry of the column is kept
+/// as pivot when `|x_c| ≥ DIAGONAL_PREFERENCE · max_r |x_r|` (pivot growth per step at most
+/// `1 + 1/τ`), the largest candidate otherwise.
+const DIAGONAL_PREFERENCE: f64 = 0.01;
+
+/// Marks a row without a pivot position yet.
+const UNSET: usize = usize::MAX;
+
 impl StaticLu {
-    /// Take the structure and values of factors `P A Q = L U` computed with pivoting (`l` unit
-    /// lower triangular with its diagonal stored, `u` upper triangular; row indices in pivot
-    /// positions, in any order). Reuses the storage's capacity.
-    pub(super) fn set_from(
+    /// Factorize `P A Q = L U` of the square CSC matrix `a` (`col_ptr`, `rows` sorted or not,
+    /// `values`) along the column order `col_perm`, choosing each pivot by threshold partial
+    /// pivoting with a preference for the diagonal: column `j` (column `c = col_perm[j]` of
+    /// `A`) keeps row `c` as pivot when it is within [`DIAGONAL_PREFERENCE`] of the largest
+    /// candidate *of its kind* — node rows for a node column, multiplier rows for a multiplier
+    /// column (`primary` separates them; `primary = n`: one kind) — else takes the largest
+    /// candidate. The iteration matrices are saddle-point matrices `[A Gᵀ; G D]` with a
+    /// symmetric pattern, `A` dominated by inertia and penalty `p gᵀg`: like a quasi-definite
+    /// matrix they are factorized stably along a symmetric order with diagonal pivots, while
+    /// their node and multiplier rows have unrelated scales (a sphere's rotation column holds
+    /// `I/(β h²)` on the diagonal and a larger `k g` in a friction row). Keeping the diagonal
+    /// keeps the fill of the symmetric order, where partial pivoting swaps rows for any larger
+    /// entry and fills the factors of large contact models (the old path, faer's simplicial
+    /// LU: most of the time of a settling 1 000-sphere pile).
+    ///
+    /// Left-looking (Gilbert–Peierls): per column, the depth-first reach of its entries
+    /// through the columns of `L` gives the structure of `U[:, j]`, processed in ascending
+    /// pivot position (a topological order, `L` being lower triangular in pivot positions),
+    /// and `L[:, j]` is the rest of the reach. The patterns are structural (entries that
+    /// cancel numerically are kept), so [`StaticLu::refactor`] can reuse them. On failure
+    /// `valid` is false.
+    pub(super) fn factor(
         &mut self,
-        l: SparseColMatRef<'_, usize, f64>,
-        u: SparseColMatRef<'_, usize, f64>,
-        row_perm: &[usize],
+        col_ptr: &[usize],
+        rows: &[usize],
+        values: &[f64],
         col_perm: &[usize],
-    ) {
-        let n = row_perm.len();
+        primary: usize,
+    ) -> Result<(), Singular> {
+        let n = col_perm.len();
         self.n = n;
-        self.row_perm.clear();
-        self.row_perm.extend_from_slice(row_perm);
-        self.row_pos.clear();
-        self.row_pos.resize(n, 0);
-        for (i, &r) in row_perm.iter().enumerate() {
-            self.row_pos[r] = i;
-        }
+        self.primary = primary;
+        let capacity = (self.l_idx.capacity(), self.u_idx.capacity());
+        self.valid = false;
         self.col_perm.clear();
         self.col_perm.extend_from_slice(col_perm);
-        self.l_ptr.clear();
+        self.row_perm.clear();
+        self.row_perm.resize(n, UNSET);
+        self.row_pos.clear();
+        self.row_pos.resize(n, UNSET);
+        self.x.clear();
+        self.x.resize(n, 0.0);
+        for m in [&mut self.mark, &mut self.row_mark] {
+            m.clear();
+            m.resize(n, UNSET);
+        }
+        for v in [&mut self.l_ptr, &mut self.u_ptr] {
+            v.clear();
+            v.push(0);
+        }
         self.l_idx.clear();
         self.l_val.clear();
-        self.u_ptr.clear();
         self.u_idx.clear();
         self.u_val.clear();
         self.u_diag.clear();
         self.u_diag.resize(n, 0.0);
-        self.l_ptr.push(0);
-        self.u_ptr.push(0);
         for j in 0..n {
-            for (&r, &v) in l.row_idx_of_col_raw(j).iter().zip(l.val_of_col(j)) {
-                if r > j {
-                    self.l_idx.push(r);
-                    self.l_val.push(v);
+            let c = col_perm[j];
+            let (a0, a1) = (col_ptr[c], col_ptr[c + 1]);
+            // Reach: pivoted rows of the column and, through L, every pivot position they
+            // update; rows without a pivot yet are the candidates (`L` holds original row
+            // indices until the end). A worklist: the order is fixed by the sort below.
+            self.reach.clear();
+            self.stack.clear();
+            let l_start = self.l_idx.len();
+            for &r in &rows[a0..a1] {
+                let k = self.row_pos[r];
+                if k == UNSET {
+                    if self.row_mark[r] != j {
+                        self.row_mark[r] = j;
+                        self.l_idx.push(r);
+                    }
+                } else if self.mark[k] != j {
+                    self.mark[k] = j;
+                    self.stack.push(k);
                 }
             }
-            self.l_ptr.push(self.l_idx.len());
-            self.pairs.clear();
-            for (&r, &v) in u.row_idx_of_col_raw(j).iter().zip(u.val_of_col(j)) {
-                if r == j {
-                    self.u_diag[j] = v;
-                } else {
-                    self.pairs.push((r, v));
+            while let Some(k) = self.stack.pop() {
+                self.reach.push(k);
+                for q in self.l_ptr[k]..self.l_ptr[k + 1] {
+                    let r = self.l_idx[q];
+                    let p = self.row_pos[r];
+                    if p == UNSET {
+                        if self.row_mark[r] != j {
+                            self.row_mark[r] = j;
+                            self.l_idx.push(r);
+                        }
+                    } else if self.mark[p] != j {
+                        self.mark[p] = j;
+                        self.stack.push(p);
+                    }
                 }
             }
-            // Ascending rows: a valid elimination order for the left-looking update.
-            self.pairs.sort_unstable_by_key(|p| p.0);
-            for &(r, v) in &self.pairs {
-                self.u_idx.push(r);
-                self.u_val.push(v);
+            // The update needs a topological order: ascending pivot positions is one.
+            self.reach.sort_unstable();
+            for (&r, &v) in rows[a0..a1].iter().zip(&values[a0..a1]) {
+                self.x[r] += v;
+            }
+            for &k in &self.reach {
+                let ukj = self.x[self.row_perm[k]];
+                self.x[self.row_perm[k]] = 0.0;
+                self.u_idx.push(k);
+                self.u_val.push(ukj);
+                if ukj != 0.0 {
+                    for q in self.l_ptr[k]..self.l_ptr[k + 1] {
+                        self.x[self.l_idx[q]] -= self.l_val[q] * ukj;
+                    }
+                }
             }
             self.u_ptr.push(self.u_idx.len());
+            // Pivot: the diagonal row c if strong enough against the candidates of its kind,
+            // else the largest candidate.
+            let candidates = &self.l_idx[l_start..];
+            let kind = c < primary;
+            let (mut big, mut arg, mut big_kind) = (0.0f64, UNSET, 0.0f64);
+            for &r in candidates {
+                let v = self.x[r].abs();
+                if v > big || v.is_nan() {
+                    big = v;
+                    arg = r;
+                }
+                if (r < primary) == kind && (v > big_kind || v.is_nan()) {
+                    big_kind = v;
+                }
+            }
+            let diagonal = self.row_pos[c] == UNSET
+                && self.row_mark[c] == j
+                && self.x[c].abs() >= DIAGONAL_PREFERENCE * big_kind;
+            let pivot = if diagonal { c } else { arg };
+            let d = if pivot == UNSET { 0.0 } else { self.x[pivot] };
+            if !(d.is_finite() && d != 0.0) {
+                for &r in &self.l_idx[l_start..] {
+                    self.x[r] = 0.0;
+                }
+                return Err(Singular(j));
+            }
+            self.row_pos[pivot] = j;
+            self.row_perm[j] = pivot;
+            self.u_diag[j] = d;
+            // L[:, j]: the other candidates (the pivot's slot is dropped).
+            let inv = 1.0 / d;
+            let mut w = l_start;
+            for q in l_start..self.l_idx.len() {
+                let r = self.l_idx[q];
+                if r != pivot {
+                    self.l_idx[w] = r;
+                    self.l_val.push(self.x[r] * inv);
+                    w += 1;
+                }
+                self.x[r] = 0.0;
+            }
+            self.l_idx.truncate(w);
+            self.l_ptr.push(w);
         }
-        self.x.clear();
-        self.x.resize(n, 0.0);
+        // L's rows in pivot positions.
+        for r in &mut self.l_idx {
+            *r = self.row_pos[*r];
+        }
         self.max_l = self.max_l.max(self.l_idx.len());
         self.max_u = self.max_u.max(self.u_idx.len());
+        // Storage that had to grow gets room for twice this fill: later pivot orders of the
+        // pattern then fit without allocating.
+        if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
+            self.reserve_twice();
+        }
         self.valid = true;
+        Ok(())
     }
 
     /// Reserve room for patterns twice the size of the largest stored so far (the capacity
@@ -158,10 +282,12 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-            // Largest candidate below the pivot; a NaN propagates (and fails the test below).
+            // Largest candidate below the pivot among the rows of the pivot's kind (see
+            // `factor`); a NaN propagates (and fails the test below).
+            let kind = self.row_perm[j] < self.primary;
             let big = self.l_idx[l0..l1].iter().fold(0.0f64, |m, &r| {
                 let v = self.x[r].abs();
-                if v > m || v.is_nan() {
+                if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
                     v
                 } else {
                     m

@@ -229,15 +229,33 @@ impl Stage {
     }
 
     /// Take `system` (or keep the current one) as the stage's pattern for the model's current
-    /// elements: symbolic LU analysis, buffers sized to it, zero multipliers.
+    /// elements: buffers sized to it, zero multipliers, and the symbolic LU analysis (now for
+    /// the current one, at the first factorization for a new `system`).
     fn install(&mut self, system: Option<LevelSystem>, model: &Model) -> Result<(), SolveError> {
         // No factorization survives a pattern change, even if the analysis below fails.
         self.factorized_for = None;
-        if let Some(system) = system {
-            analyze(&mut self.lu, &system, self.level)?;
-            self.system = system;
-        } else {
-            analyze(&mut self.lu, &self.system, self.level)?;
+        // Contacts' multipliers (Signorini, Coulomb) change status from iteration to iteration:
+        // order their stage's unknowns so that the pivots stay on the diagonal whatever the
+        // statuses (see `saltus_core::linear`); joint-only stages keep COLAMD, whose order
+        // fills less on chains (the pivot order found once serves every refactorization).
+        let with_contacts = {
+            let s = system.as_ref().unwrap_or(&self.system);
+            model
+                .elements()
+                .iter()
+                .enumerate()
+                .any(|(ie, e)| s.active[ie] && e.as_contact().is_some())
+        };
+        self.lu.set_primary(
+            with_contacts.then_some(system.as_ref().unwrap_or(&self.system).n_node_dofs),
+        );
+        match system {
+            // A rebuild after a topology change: the analysis of a new pattern waits for the
+            // stage's first factorization (`Lu::factorize` analyzes a new generation), so that
+            // the many steps of a run with contacts found at run time whose corrections converge
+            // at their start check (no factorization) skip it. Such a step allocates anyway.
+            Some(system) => self.system = system,
+            None => analyze(&mut self.lu, &self.system, self.level)?,
         }
         let system = &self.system;
         let n_mult = system.n - system.n_node_dofs;
@@ -262,20 +280,26 @@ impl Stage {
         self.topology != model.topology()
     }
 
-    /// Rebuild the pattern, the symbolic LU analysis and the buffers for the model's current
-    /// element set (a no-op when it has not changed). The multipliers of elements that remain
+    /// Rebuild the pattern and the buffers for the model's current element set (a no-op when
+    /// it has not changed); the symbolic LU analysis is redone at the next factorization,
+    /// unless the matrix pattern is unchanged. The multipliers of elements that remain
     /// are carried over by handle; new elements start from zero.
     pub fn rebuild(&mut self, model: &Model, state: &State) -> Result<(), SolveError> {
         if !self.is_stale(model) {
             return Ok(());
         }
-        let system = LevelSystem::new(
+        let mut system = LevelSystem::new(
             self.level,
             model.nodes(),
             &state.numbering,
             model.elements(),
             self.system.generation + 1,
         );
+        // Elements that do not take part in this stage (e.g. contacts at the smooth stage)
+        // leave the matrix pattern as it was: keep its LU analysis and pivot order.
+        if system.same_pattern(&self.system) {
+            system.generation = self.system.generation;
+        }
         let mut mult = vec![0.0; system.n - system.n_node_dofs];
         for (old, handle) in self.handles.iter().enumerate() {
             if let Some(ie) = model.element_index(*handle) {
