@@ -402,6 +402,20 @@ fn rolling_cue_shot(r: f64, v0: f64, phi: f64) -> Vec<Ball> {
     ]
 }
 
+/// A cue ball on the table at the origin with velocity `v` and spatial angular velocity `w`,
+/// touching an object ball at rest along the line of centres `n` (horizontal, unit).
+fn touching_shot(r: f64, n: Vector3<f64>, v: Vector3<f64>, w: Vector3<f64>) -> [Ball; 2] {
+    let x = Vector3::new(0.0, 0.0, r);
+    [
+        Ball { x, v, w },
+        Ball {
+            x: x + 2.0 * r * n,
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        },
+    ]
+}
+
 /// V09 "30° rule": the cue ball, rolling at 1.8 m/s, hits the object ball at rest with hit
 /// fraction f (cut angle φ = asin(1 − f)); frictionless ball–ball impact with e_N = 1, cloth
 /// μ = 0.2, e_N = 1 (billiard data: r = 2.8575 cm, m = 0.17 kg, solid spheres). Once the cue
@@ -608,18 +622,7 @@ fn v11_throw(phi_deg: f64, side: f64, rolling: f64) -> (f64, f64) {
     let (wz, wy) = (side * v / r, rolling * v / r);
     let inertia = 0.4 * m * r * r;
     let n = Vector3::new(phi.cos(), phi.sin(), 0.0);
-    let balls = [
-        Ball {
-            x: Vector3::new(0.0, 0.0, r),
-            v: Vector3::new(v, 0.0, 0.0),
-            w: Vector3::new(0.0, wy, wz),
-        },
-        Ball {
-            x: Vector3::new(0.0, 0.0, r) + 2.0 * r * n,
-            v: Vector3::zeros(),
-            w: Vector3::zeros(),
-        },
-    ];
+    let balls = touching_shot(r, n, Vector3::new(v, 0.0, 0.0), Vector3::new(0.0, wy, wz));
     // Frictionless, plastic cloth; the ball–ball contact with the decaying friction.
     let t = Table {
         r,
@@ -1017,18 +1020,12 @@ fn v10_ball_friction_lifts_the_cue_ball() {
     let (v0, e, mu_b, mu_c) = (1.8, 1.0, 0.06, 0.2);
     let phi = (1.0_f64 - 0.5).asin();
     let n = Vector3::new(phi.cos(), phi.sin(), 0.0);
-    let balls = [
-        Ball {
-            x: Vector3::new(0.0, 0.0, r),
-            v: Vector3::new(v0, 0.0, 0.0),
-            w: Vector3::new(0.0, v0 / r, 0.0),
-        },
-        Ball {
-            x: Vector3::new(0.0, 0.0, r) + 2.0 * r * n,
-            v: Vector3::zeros(),
-            w: Vector3::zeros(),
-        },
-    ];
+    let balls = touching_shot(
+        r,
+        n,
+        Vector3::new(v0, 0.0, 0.0),
+        Vector3::new(0.0, v0 / r, 0.0),
+    );
     let t = Table {
         r,
         m,

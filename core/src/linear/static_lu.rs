@@ -135,31 +135,12 @@ impl StaticLu {
             self.stack.clear();
             let l_start = self.l_idx.len();
             for &r in &rows[a0..a1] {
-                let k = self.row_pos[r];
-                if k == UNSET {
-                    if self.row_mark[r] != j {
-                        self.row_mark[r] = j;
-                        self.l_idx.push(r);
-                    }
-                } else if self.mark[k] != j {
-                    self.mark[k] = j;
-                    self.stack.push(k);
-                }
+                self.visit(r, j);
             }
             while let Some(k) = self.stack.pop() {
                 self.reach.push(k);
                 for q in self.l_ptr[k]..self.l_ptr[k + 1] {
-                    let r = self.l_idx[q];
-                    let p = self.row_pos[r];
-                    if p == UNSET {
-                        if self.row_mark[r] != j {
-                            self.row_mark[r] = j;
-                            self.l_idx.push(r);
-                        }
-                    } else if self.mark[p] != j {
-                        self.mark[p] = j;
-                        self.stack.push(p);
-                    }
+                    self.visit(self.l_idx[q], j);
                 }
             }
             // The update needs a topological order: ascending pivot positions is one.
@@ -236,6 +217,22 @@ impl StaticLu {
         }
         self.valid = true;
         Ok(())
+    }
+
+    /// Reach of column `j` at original row `r`: a row without a pivot becomes a candidate
+    /// (appended to `L`'s current column), a pivoted one is queued for the reach search; each
+    /// once per column.
+    fn visit(&mut self, r: usize, j: usize) {
+        let k = self.row_pos[r];
+        if k == UNSET {
+            if self.row_mark[r] != j {
+                self.row_mark[r] = j;
+                self.l_idx.push(r);
+            }
+        } else if self.mark[k] != j {
+            self.mark[k] = j;
+            self.stack.push(k);
+        }
     }
 
     /// Reserve room for patterns twice the size of the largest stored so far (the capacity
