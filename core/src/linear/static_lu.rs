@@ -13,8 +13,9 @@
 //! U[j, j] = x[j];                          L[r, j] = x[r] / U[j, j]                   (r > j)
 //! ```
 
-/// Smallest accepted `|U_jj| / max_r |x_r|` over the column (pivot growth ≤ 1/τ): below it the
-/// old pivot order is abandoned for a factorization with partial pivoting.
+/// Smallest accepted `|U_jj| / max_r |x_r|` of a refactorization, the maximum over the
+/// column's candidates of the column's kind (see [`StaticLu::factor`]): below it the old pivot
+/// order is abandoned for a new factorization with pivot search.
 const PIVOT_TOL: f64 = 1e-3;
 
 /// Factors with a fixed pivot order and fixed patterns (see the module docs).
@@ -61,8 +62,9 @@ pub(super) struct PivotFailure;
 pub(super) struct Singular(pub(super) usize);
 
 /// Threshold of [`StaticLu::factor`]'s pivot choice: the diagonal entry of the column is kept
-/// as pivot when `|x_c| ≥ DIAGONAL_PREFERENCE · max_r |x_r|` (pivot growth per step at most
-/// `1 + 1/τ`), the largest candidate otherwise.
+/// as pivot when `|x_c| ≥ DIAGONAL_PREFERENCE · max_r |x_r|` over the candidates of the
+/// column's kind, the largest candidate otherwise. Above [`PIVOT_TOL`], so that a fresh pivot
+/// order passes its own refactorization test.
 const DIAGONAL_PREFERENCE: f64 = 0.01;
 
 /// Marks a row without a pivot position yet.
@@ -84,8 +86,8 @@ impl StaticLu {
     /// entry and fills the factors of large contact models (the old path, faer's simplicial
     /// LU: most of the time of a settling 1 000-sphere pile).
     ///
-    /// Left-looking (Gilbert–Peierls): per column, the depth-first reach of its entries
-    /// through the columns of `L` gives the structure of `U[:, j]`, processed in ascending
+    /// Left-looking (Gilbert–Peierls): per column, the reach of its entries through the
+    /// columns of `L` gives the structure of `U[:, j]`, processed in ascending
     /// pivot position (a topological order, `L` being lower triangular in pivot positions),
     /// and `L[:, j]` is the rest of the reach. The patterns are structural (entries that
     /// cancel numerically are kept), so [`StaticLu::refactor`] can reuse them. On failure
@@ -279,9 +281,9 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-            // Largest candidate below the pivot among the rows of the pivot's kind (see
+            // Largest candidate below the pivot among the rows of the column's kind (as in
             // `factor`); a NaN propagates (and fails the test below).
-            let kind = self.row_perm[j] < self.primary;
+            let kind = self.col_perm[j] < self.primary;
             let big = self.l_idx[l0..l1].iter().fold(0.0f64, |m, &r| {
                 let v = self.x[r].abs();
                 if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {

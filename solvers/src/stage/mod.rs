@@ -238,17 +238,13 @@ impl Stage {
         // order their stage's unknowns so that the pivots stay on the diagonal whatever the
         // statuses (see `saltus_core::linear`); joint-only stages keep COLAMD, whose order
         // fills less on chains (the pivot order found once serves every refactorization).
-        let with_contacts = {
-            let s = system.as_ref().unwrap_or(&self.system);
-            model
-                .elements()
-                .iter()
-                .enumerate()
-                .any(|(ie, e)| s.active[ie] && e.as_contact().is_some())
-        };
-        self.lu.set_primary(
-            with_contacts.then_some(system.as_ref().unwrap_or(&self.system).n_node_dofs),
-        );
+        let s = system.as_ref().unwrap_or(&self.system);
+        let with_contacts = model
+            .elements()
+            .iter()
+            .enumerate()
+            .any(|(ie, e)| s.active[ie] && e.as_contact().is_some());
+        self.lu.set_primary(with_contacts.then_some(s.n_node_dofs));
         match system {
             // A rebuild after a topology change: the analysis of a new pattern waits for the
             // stage's first factorization (`Lu::factorize` analyzes a new generation), so that
@@ -853,7 +849,7 @@ impl Stage {
         let lu = self.side_lu.get_or_insert_with(Lu::new);
         match lu.factorize(&self.system.matrix, self.system.generation) {
             Ok(()) => Ok(lu.determinant().unwrap_or(SINGULAR)),
-            // faer reports a column without any pivot candidate (structurally singular).
+            // A column without a nonzero pivot candidate (singular).
             Err(LinearError::Numeric(_)) => Ok(SINGULAR),
             Err(source) => Err(SolveError::Linear {
                 step,
@@ -1258,8 +1254,8 @@ fn residual_tolerance(tol: &Tolerance, cx: &StepCx, state: &State, reference: f6
     tol.tol * (reference + tol.tol_f) + round_off
 }
 
-/// Symbolic LU analysis of a new pattern (done when a stage is built or rebuilt, outside the
-/// steps' Newton loops).
+/// Symbolic LU analysis of the stage's pattern when it is built, outside the steps' Newton
+/// loops (a rebuilt pattern is analyzed at its first factorization, see `Stage::install`).
 fn analyze(lu: &mut Lu, system: &LevelSystem, level: Level) -> Result<(), SolveError> {
     lu.analyze(&system.matrix, system.generation)
         .map_err(|source| SolveError::Linear {
