@@ -132,6 +132,10 @@ pub struct StageSummary {
     /// solve converged at its start, e.g. a correction with nothing to correct): the Hessian
     /// is assembled only if the start point turns out not to be converged.
     pub start_checks: usize,
+    /// Residual-only convergence checks after the first correction of a solve (tried when the
+    /// previous solve converged after one correction); the Hessian is assembled only if the
+    /// check fails.
+    pub one_correction_checks: usize,
     /// Solves finished by the contact-space Gauss–Seidel fallback after the semi-smooth Newton
     /// reached its iteration cap ([`Stage::settle_contacts`]).
     pub settled: usize,
@@ -159,6 +163,11 @@ pub struct Stage {
     /// The previous solve converged at its start point (no correction): the next one checks
     /// its start with a residual-only assembly first.
     converged_at_start: bool,
+    /// The previous solve converged after exactly one correction (e.g. a correction stage
+    /// without contacts, which is linear or nearly so): after the first correction of the next
+    /// one, the convergence check is a residual-only assembly, and the Hessian is assembled
+    /// only if the check fails.
+    converged_in_one: bool,
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
@@ -211,6 +220,7 @@ impl Stage {
                 ..Default::default()
             },
             converged_at_start: false,
+            converged_in_one: false,
             name,
             level,
             system,
@@ -336,6 +346,7 @@ impl Stage {
         s.backtracks = 0;
         s.residual_assemblies = 0;
         s.start_checks = 0;
+        s.one_correction_checks = 0;
         s.reused_corrections = 0;
         s.rejected_corrections = 0;
     }
@@ -965,6 +976,10 @@ impl Stage {
         // A stage that converged at its start last time (e.g. a correction with nothing to
         // correct) first checks its start point with a residual-only assembly.
         let mut start_check = self.converged_at_start;
+        // A solve expected to converge after one correction checks that correction's result
+        // with a residual-only assembly first (as `start_check` does for the start point).
+        let expect_one = self.converged_in_one;
+        let mut check_first = false;
         // Modified Newton: the next correction reuses the factorization in `lu` (no Hessian
         // assembled); `reused_step`: the last correction did.
         let factors = MatrixFactors::of(cx);
@@ -978,7 +993,7 @@ impl Stage {
         let mut rejected = 0;
         self.memos_at_solution = false;
         let result = loop {
-            let residual_only = backtracking || start_check || reuse;
+            let residual_only = backtracking || start_check || check_first || reuse;
             // The correction that led to this point was made with a reused matrix.
             let from_reused = reused_step;
             let assembled = if residual_only {
@@ -986,6 +1001,8 @@ impl Stage {
                     self.summary.residual_assemblies += 1;
                 } else if start_check {
                     self.summary.start_checks += 1;
+                } else if check_first {
+                    self.summary.one_correction_checks += 1;
                 }
                 self.assemble_residual(model, state, cx, step, smooth)
             } else {
@@ -1074,9 +1091,9 @@ impl Stage {
                     tolerance,
                 });
             }
-            if (backtracking || start_check) && !reuse {
-                // The accepted backtracked point, or a start point that needs a correction
-                // after all: its Hessian (same residual).
+            if (backtracking || start_check || check_first) && !reuse {
+                // The accepted backtracked point, or a start point (or a first correction's
+                // result) that needs a correction after all: its Hessian (same residual).
                 self.assemble(model, state, cx, step, smooth)?;
             }
             backtracking = false;
@@ -1125,8 +1142,10 @@ impl Stage {
             }
             // The factorization just used serves the next correction (modified Newton).
             reuse = may_reuse(it) && alpha == 1.0;
+            check_first = expect_one && it == 1 && !reuse && alpha == 1.0;
         };
         self.converged_at_start = result.0 == 0;
+        self.converged_in_one = result.0 == 1;
         self.summary.reused_corrections += reused;
         self.summary.rejected_corrections += rejected;
         let report = NewtonReport {
