@@ -671,6 +671,16 @@ impl Nsga {
             self.pred_v[i] = v_n + h * (1.0 - g) * hist.a + h * g * a_star;
             self.pred_dq[i] = h * v_n + h * h * (0.5 - b) * hist.a + h * h * b * a_star;
         }
+        // Newton starts from v̇̃_{n+1} = v̇̃_n instead of 0 (spec §3 starts from 0; the
+        // converged solution is the same): the unknown Δṽ moves v̇̃ by `c_a Δṽ` (§2), so
+        // Δṽ₀ = v̇̃_n / c_a. On smooth motion the first residual is O(h) of the zero start's,
+        // and Newton's first correction usually converges.
+        let c_a = (1.0 - am) / (h * g * (1.0 - af));
+        for i in 0..self.kinds.len() {
+            if self.free[i] {
+                self.state.unknown[i] = self.hist[i].vdot / c_a;
+            }
+        }
         let cx = self.cx(Level::Smooth, h, t, coef);
         let tol = self.tolerance();
         let (pred_v, pred_dq, free) = (&self.pred_v, &self.pred_dq, &self.free);
