@@ -479,38 +479,44 @@ impl<'a> KinCx<'a> {
         out
     }
 
-    /// The nonzero `3 × 3` column blocks of `∂u/∂q`: `(first column, block)`.
-    #[inline]
+    /// Visit the nonzero `3 × 3` column blocks of `∂u/∂q`: `f(first column, block)`, in node
+    /// order (no storage: the first-order paths call this for every row).
+    #[inline(always)]
+    fn for_blocks(&self, u: &KinVec, mut f: impl FnMut(usize, &Matrix3<f64>)) {
+        for i in 0..MAX_NODES {
+            let coef = u.position[i];
+            if coef != 0.0 {
+                f(self.offset(i), &Matrix3::from_diagonal_element(coef));
+            }
+            if u.has_body[i] {
+                // δ(R a) = R hat(δΘ) a = −R hat(a) δΘ.
+                f(
+                    self.offset(i) + 3,
+                    &-(self.rotation(i) * lie::hat(&u.body[i])),
+                );
+            }
+        }
+    }
+
+    /// The nonzero `3 × 3` column blocks of `∂u/∂q` collected (see [`KinCx::for_blocks`]).
     fn blocks(&self, u: &KinVec) -> Blocks {
         let mut out = Blocks {
             at: [0; 2 * MAX_NODES],
             block: [Matrix3::zeros(); 2 * MAX_NODES],
             len: 0,
         };
-        for i in 0..MAX_NODES {
-            let coef = u.position[i];
-            if coef != 0.0 {
-                out.at[out.len] = self.offset(i);
-                out.block[out.len] = Matrix3::from_diagonal_element(coef);
-                out.len += 1;
-            }
-            if u.has_body[i] {
-                // δ(R a) = R hat(δΘ) a = −R hat(a) δΘ.
-                out.block[out.len] = -(self.rotation(i) * lie::hat(&u.body[i]));
-                out.at[out.len] = self.offset(i) + 3;
-                out.len += 1;
-            }
-        }
+        self.for_blocks(u, |o, b| {
+            out.at[out.len] = o;
+            out.block[out.len] = *b;
+            out.len += 1;
+        });
         out
     }
 
     /// Jacobian `∂u/∂q` (`3 × n`, padded).
     pub fn jacobian(&self, u: &KinVec) -> VectorJacobian {
         let mut j = VectorJacobian::zeros();
-        let b = self.blocks(u);
-        for (o, blk) in b.iter() {
-            j.fixed_columns_mut::<3>(o).copy_from(blk);
-        }
+        self.for_blocks(u, |o, blk| j.fixed_columns_mut::<3>(o).copy_from(blk));
         j
     }
 
@@ -541,16 +547,12 @@ impl<'a> KinCx<'a> {
     /// [`KinCx::needs_hessians`]).
     pub fn dot(&self, u: &KinVec, v: &KinVec) -> Scalar {
         let (uv, vv) = (self.value(u), self.value(v));
-        let (bu, bv) = (self.blocks(u), self.blocks(v));
         let mut s = Scalar::constant(uv.dot(&vv));
         // ∂(u·v) = Juᵀ v + Jvᵀ u.
-        for (o, b) in bu.iter() {
-            add_rows(&mut s.grad, o, &b.tr_mul(&vv));
-        }
-        for (o, b) in bv.iter() {
-            add_rows(&mut s.grad, o, &b.tr_mul(&uv));
-        }
+        self.for_blocks(u, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(&vv)));
+        self.for_blocks(v, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(&uv)));
         if self.hessians {
+            let (bu, bv) = (self.blocks(u), self.blocks(v));
             // Juᵀ Jv + Jvᵀ Ju, block by block, plus the curvatures of both factors.
             for (oa, a) in bu.iter() {
                 for (ob, b) in bv.iter() {
@@ -568,9 +570,7 @@ impl<'a> KinCx<'a> {
     /// The scalar `c · u` for a fixed inertial direction `c`.
     pub fn component(&self, u: &KinVec, c: &Vector3<f64>) -> Scalar {
         let mut s = Scalar::constant(self.value(u).dot(c));
-        for (o, b) in self.blocks(u).iter() {
-            add_rows(&mut s.grad, o, &b.tr_mul(c));
-        }
+        self.for_blocks(u, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(c)));
         if self.hessians {
             self.add_curvature(u, c, &mut s.hess);
         }
