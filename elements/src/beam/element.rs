@@ -234,14 +234,20 @@ impl Kin {
 pub(super) struct Internal {
     /// `f_int = L Bᵀ s`.
     pub(super) r: Vec12,
-    /// `∂f_int/∂q` (material variations).
-    pub(super) k: Mat12,
-    /// `∂f_int/∂v`.
-    pub(super) c: Mat12,
     /// Section forces `s = C (ε + β ε̇)`.
     pub(super) section: Vector6<f64>,
     /// `ε − ε₀`.
     pub(super) strain: Vector6<f64>,
+}
+
+/// Tangents of the internal forces, in node variables (filled by [`Beam::internal`] as its
+/// [`Want`] asks; the caller owns the storage, so a residual-only evaluation touches none).
+#[derive(Default)]
+pub(super) struct Tangents {
+    /// `∂f_int/∂q` (material variations).
+    pub(super) k: Mat12,
+    /// `∂f_int/∂v`.
+    pub(super) c: Mat12,
 }
 
 /// Which tangents [`Beam::internal`] computes.
@@ -254,8 +260,6 @@ pub(super) struct Want {
 }
 
 impl Want {
-    /// Residual only.
-    pub(super) const RESIDUAL: Want = Want { k: false, c: false };
     /// Residual and both tangents.
     #[cfg(test)]
     pub(super) const TANGENT: Want = Want { k: true, c: true };
@@ -373,7 +377,7 @@ impl Beam {
     /// Section forces `[N₁, N₂, N₃, M₁, M₂, M₃]` \[N, N m\] (section frame, elastic + viscous)
     /// at the given local node states.
     pub fn section_forces(&self, nodes: &[NodeState]) -> Result<Vector6<f64>, ElementError> {
-        Ok(self.internal(nodes, true, Want::RESIDUAL)?.section)
+        Ok(self.internal(nodes, true, None)?.section)
     }
 
     /// Constant material mass matrix `M` over `[x₁, Θ₁, x₂, Θ₂]`.
@@ -432,14 +436,17 @@ impl Beam {
         out
     }
 
-    /// Node-variable matrix `Pᵀ K P` of a section-variable matrix `K` (3×3 blocks).
-    fn matrix_to_nodes(&self, k: &Mat12) -> Mat12 {
+    /// `out = Pᵀ K P`: the node-variable matrix of a section-variable matrix `K` (3×3 blocks).
+    fn matrix_to_nodes(&self, k: &Mat12, out: &mut Mat12) {
+        out.copy_from(k);
         if self.aligned {
-            return *k;
+            return;
         }
-        let mut out = *k;
         for bi in 0..4 {
             for bj in 0..4 {
+                if bi % 2 == 0 && bj % 2 == 0 {
+                    continue;
+                }
                 let mut blk: Matrix3<f64> = k.fixed_view::<3, 3>(3 * bi, 3 * bj).into_owned();
                 if bi % 2 == 1 {
                     blk = self.offset_mat[bi / 2] * blk;
@@ -450,16 +457,15 @@ impl Beam {
                 out.fixed_view_mut::<3, 3>(3 * bi, 3 * bj).copy_from(&blk);
             }
         }
-        out
     }
 
-    /// Internal forces `f_int = L Bᵀ C (ε + β ε̇)` (with `damped`, else elastic only) and, with
-    /// [`Want`], their exact tangents, in node variables.
+    /// Internal forces `f_int = L Bᵀ C (ε + β ε̇)` (with `damped`, else elastic only) in node
+    /// variables and, with `tangents`, their exact tangents as its [`Want`] asks.
     pub(super) fn internal(
         &self,
         nodes: &[NodeState],
         damped: bool,
-        want: Want,
+        tangents: Option<(Want, &mut Tangents)>,
     ) -> Result<Internal, ElementError> {
         let kin = Kin::new(self, nodes)?;
         let damped = damped && self.beta > 0.0;
@@ -474,24 +480,26 @@ impl Beam {
             .component_mul(&(kin.strain + edot * self.beta));
         let l = self.length;
         let r_sec = kin.b.transpose() * section * l;
-        let mut out = Internal {
+        let out = Internal {
             r: self.residual_to_nodes(&r_sec),
-            k: Mat12::zeros(),
-            c: Mat12::zeros(),
             section,
             strain: kin.strain,
         };
-        if !(want.k || want.c) {
+        let Some((want, t)) = tangents.filter(|(w, _)| w.k || w.c) else {
             return Ok(out);
-        }
+        };
         let mut cb = kin.b;
         for r in 0..6 {
             let mut row = cb.row_mut(r);
             row *= self.stiffness[r];
         }
         let btcb = kin.b.transpose() * cb;
-        if damped && want.c {
-            out.c = self.matrix_to_nodes(&(btcb * (l * self.beta)));
+        if want.c {
+            if damped {
+                self.matrix_to_nodes(&(btcb * (l * self.beta)), &mut t.c);
+            } else {
+                t.c.fill(0.0);
+            }
         }
         if !want.k {
             return Ok(out);
@@ -504,7 +512,7 @@ impl Beam {
             }
             k_sec += cb.transpose() * dv * (l * self.beta);
         }
-        out.k = self.matrix_to_nodes(&k_sec);
+        self.matrix_to_nodes(&k_sec, &mut t.k);
         Ok(out)
     }
 }
@@ -583,24 +591,33 @@ impl Inertia for Beam {
 /// `K = ∂f_int/∂q` and `C = ∂f_int/∂v + α M`.
 impl Force for Beam {
     fn force(&self, s: &PhysicsState<'_>, out: &mut ForceTerms<'_>) -> Result<(), ElementError> {
-        let int = self.internal(s.nodes, true, Want::stage(s))?;
+        let want = Want::stage(s);
+        let mut t = None;
+        let int = if want.k || want.c {
+            let t = t.insert(Tangents::default());
+            self.internal(s.nodes, true, Some((want, t)))?
+        } else {
+            self.internal(s.nodes, true, None)?
+        };
         let v = node_velocity(s.nodes);
         let f = self.weight(&s.gravity) - int.r - self.mass_matrix * v * self.alpha;
         for i in 0..12 {
             out.f[i] += f[i];
         }
+        let Some(t) = t else {
+            return Ok(());
+        };
         if s.stiffness {
             for j in 0..12 {
                 for i in 0..12 {
-                    out.stiffness[(i, j)] += int.k[(i, j)];
+                    out.stiffness[(i, j)] += t.k[(i, j)];
                 }
             }
         }
         if s.damping {
-            let c = int.c + self.mass_matrix * self.alpha;
             for j in 0..12 {
                 for i in 0..12 {
-                    out.damping[(i, j)] += c[(i, j)];
+                    out.damping[(i, j)] += t.c[(i, j)] + self.mass_matrix[(i, j)] * self.alpha;
                 }
             }
         }
@@ -674,7 +691,7 @@ impl Element for Beam {
     }
 
     fn write_outputs(&self, s: &OutputState<'_>, out: &mut [f64]) {
-        match self.internal(s.nodes, true, Want::RESIDUAL) {
+        match self.internal(s.nodes, true, None) {
             Ok(int) => {
                 out[..6].copy_from_slice(int.section.as_slice());
                 out[6..12].copy_from_slice(int.strain.as_slice());
