@@ -12,6 +12,12 @@
 //! for k in pattern(U[:, j]), ascending:   U[k, j] = x[k];  x[r] −= L[r, k] U[k, j]  (r > k)
 //! U[j, j] = x[j];                          L[r, j] = x[r] / U[j, j]                   (r > j)
 //! ```
+//!
+//! When the factors fill (contact networks: a settling pile's `L` holds six times the
+//! matrix), consecutive columns of `L` share their rows below a dense diagonal block
+//! (supernodes); the refactorization and the forward solve then update from each supernode
+//! with dense column operations and one scattered subtraction per shared row
+//! ([`StaticLu::build_supernodes`]). Sparse factors (chains) stay column by column.
 
 /// Smallest accepted `|U_jj| / max_r |x_r|` of a refactorization, the maximum over the
 /// column's candidates of the column's kind (see [`StaticLu::factor`]): below it the old pivot
@@ -46,6 +52,24 @@ pub(super) struct StaticLu {
     /// Largest `L` and `U` pattern sizes stored so far (for [`StaticLu::reserve_twice`]).
     max_l: usize,
     max_u: usize,
+    /// Supernodal copy of `L` (see [`StaticLu::build_supernodes`]): supernode `s` holds the
+    /// columns `sn_start[s] .. sn_start[s + 1]`, whose rows below the supernode are
+    /// `sn_rows[sn_rows_ptr[s] ..]` (pivot positions, ascending), in a dense column-major
+    /// block at `sn_val[sn_val_ptr[s] ..]` of `w + |rows|` rows (the supernode's own `w`
+    /// rows first; the strictly lower triangle of that square is `L`, the rest unused).
+    sn_start: Vec<usize>,
+    sn_of: Vec<usize>,
+    sn_rows_ptr: Vec<usize>,
+    sn_rows: Vec<usize>,
+    sn_val_ptr: Vec<usize>,
+    sn_val: Vec<f64>,
+    /// Dense accumulator of a supernode's update of the rows below it (zero between uses).
+    sn_tmp: Vec<f64>,
+    /// Sorting buffer of [`StaticLu::build_supernodes`].
+    sort_buf: Vec<(usize, f64)>,
+    /// The refactorization and the forward solve run on the supernodes (else on the
+    /// columns of `L`, and the supernode arrays are empty).
+    supernodal: bool,
     /// Unknowns `< primary` are node unknowns, the others multipliers: a pivot is judged
     /// against the candidates of its own kind (see [`StaticLu::factor`]).
     primary: usize,
@@ -66,6 +90,12 @@ pub(super) struct Singular(pub(super) usize);
 /// column's kind, the largest candidate otherwise. Above [`PIVOT_TOL`], so that a fresh pivot
 /// order passes its own refactorization test.
 const DIAGONAL_PREFERENCE: f64 = 0.01;
+
+/// Mean number of shared rows per supernode (rows of `L` below a supernode) from which the
+/// refactorization runs on supernodes: below it the supernodes are too small for their dense
+/// updates to pay (measured: rigid chain, 6 rows, 37 % more instructions in the
+/// refactorization; granular pile, 37 rows, 13 % less time per step).
+const SUPERNODAL_SHARED_ROWS: usize = 16;
 
 /// Marks a row without a pivot position yet.
 const UNSET: usize = usize::MAX;
@@ -217,8 +247,114 @@ impl StaticLu {
         if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
             self.reserve_twice();
         }
+        self.build_supernodes();
         self.valid = true;
         Ok(())
+    }
+
+    /// Sort each column of `L` by row and copy `L` into supernodes: maximal runs of columns
+    /// `k` whose pattern is `{k + 1} ∪ pattern(k + 1)` (the diagonal block below `k` is dense
+    /// and the rows below the run are shared). The refactorization and the forward solve then
+    /// update from a whole supernode with dense column operations on contiguous slices and
+    /// one scattered subtraction per shared row, instead of one per entry of `L`. Storage
+    /// that has to grow gets room for twice the size (as [`StaticLu::reserve_twice`]).
+    fn build_supernodes(&mut self) {
+        let n = self.n;
+        for j in 0..n {
+            let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+            self.sort_buf.clear();
+            self.sort_buf.extend(
+                self.l_idx[a..b]
+                    .iter()
+                    .copied()
+                    .zip(self.l_val[a..b].iter().copied()),
+            );
+            self.sort_buf.sort_unstable_by_key(|&(r, _)| r);
+            for (q, &(r, v)) in (a..b).zip(&self.sort_buf) {
+                self.l_idx[q] = r;
+                self.l_val[q] = v;
+            }
+        }
+        // Supernode boundaries: extend column j's run while its pattern is
+        // {j + 1} ∪ pattern(j + 1).
+        self.sn_start.clear();
+        let (mut shared, mut j) = (0, 0);
+        while j < n {
+            self.sn_start.push(j);
+            while j + 1 < n {
+                let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+                let (c, d) = (self.l_ptr[j + 1], self.l_ptr[j + 2]);
+                let joins = b - a == d - c + 1
+                    && self.l_idx[a] == j + 1
+                    && self.l_idx[a + 1..b] == self.l_idx[c..d];
+                if !joins {
+                    break;
+                }
+                j += 1;
+            }
+            shared += self.l_ptr[j + 1] - self.l_ptr[j];
+            j += 1;
+        }
+        let count = self.sn_start.len();
+        self.sn_start.push(n);
+        self.sn_of.clear();
+        self.sn_rows_ptr.clear();
+        self.sn_rows.clear();
+        self.sn_val_ptr.clear();
+        self.sn_val.clear();
+        self.supernodal = shared >= SUPERNODAL_SHARED_ROWS * count;
+        if !self.supernodal {
+            self.sn_start.clear();
+            return;
+        }
+        let grow = |v: &mut Vec<usize>, len: usize| {
+            if v.capacity() < len {
+                v.reserve(2 * len - v.len());
+            }
+        };
+        grow(&mut self.sn_of, n);
+        self.sn_of.resize(n, 0);
+        self.sn_rows_ptr.push(0);
+        self.sn_val_ptr.push(0);
+        let mut widest_rows = 0;
+        for sn in 0..count {
+            let (start, end) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
+            let w = end + 1 - start;
+            for k in start..=end {
+                self.sn_of[k] = sn;
+            }
+            let (a, b) = (self.l_ptr[end], self.l_ptr[end + 1]);
+            let below = b - a;
+            widest_rows = widest_rows.max(below);
+            let len = self.sn_rows.len() + below;
+            grow(&mut self.sn_rows, len);
+            self.sn_rows.extend_from_slice(&self.l_idx[a..b]);
+            self.sn_rows_ptr.push(self.sn_rows.len());
+            let rows = w + below;
+            let off = self.sn_val.len();
+            if self.sn_val.capacity() < off + rows * w {
+                self.sn_val.reserve(2 * (off + rows * w) - off);
+            }
+            self.sn_val.resize(off + rows * w, 0.0);
+            for k in start..=end {
+                // Column k's pattern: rows k + 1 ..= end of the supernode, then the shared
+                // ones.
+                let col = off + (k - start) * rows;
+                let (a, b) = (self.l_ptr[k], self.l_ptr[k + 1]);
+                for (i, &v) in self.l_val[a..b].iter().enumerate() {
+                    let at = if i < end - k {
+                        k + 1 + i - start
+                    } else {
+                        w + i - (end - k)
+                    };
+                    self.sn_val[col + at] = v;
+                }
+            }
+            self.sn_val_ptr.push(self.sn_val.len());
+        }
+        if self.sn_tmp.len() < widest_rows {
+            self.sn_tmp.resize(2 * widest_rows, 0.0);
+        }
     }
 
     /// Reach of column `j` at original row `r`: a row without a pivot becomes a candidate
@@ -250,6 +386,20 @@ impl StaticLu {
     /// Refactorize `a` (CSC of the same pattern) along the stored pivot order and patterns.
     /// On failure the stored values are garbage and `valid` is false.
     pub(super) fn refactor(
+        &mut self,
+        col_ptr: &[usize],
+        rows: &[usize],
+        values: &[f64],
+    ) -> Result<(), PivotFailure> {
+        if self.supernodal {
+            self.refactor_supernodes(col_ptr, rows, values)
+        } else {
+            self.refactor_columns(col_ptr, rows, values)
+        }
+    }
+
+    /// [`StaticLu::refactor`] along the columns of `L`.
+    fn refactor_columns(
         &mut self,
         col_ptr: &[usize],
         rows: &[usize],
@@ -314,6 +464,123 @@ impl StaticLu {
         Ok(())
     }
 
+    /// [`StaticLu::refactor`] along the supernodes of `L` (see
+    /// [`StaticLu::build_supernodes`]).
+    fn refactor_supernodes(
+        &mut self,
+        col_ptr: &[usize],
+        rows: &[usize],
+        values: &[f64],
+    ) -> Result<(), PivotFailure> {
+        let fail = |s: &mut Self| {
+            s.valid = false;
+            s.x.fill(0.0);
+            s.sn_tmp.fill(0.0);
+            Err(PivotFailure)
+        };
+        for j in 0..self.n {
+            let c = self.col_perm[j];
+            for k in col_ptr[c]..col_ptr[c + 1] {
+                self.x[self.row_pos[rows[k]]] = values[k];
+            }
+            // U[:, j], supernode by supernode (the pattern is ascending, so a supernode's
+            // entries are consecutive in it).
+            let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
+            let mut q = u0;
+            while q < u1 {
+                let sn = self.sn_of[self.u_idx[q]];
+                let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
+                let w = last + 1 - first;
+                let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
+                let height = w + r1 - r0;
+                let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
+                let shared = &self.sn_rows[r0..r1];
+                let group_end = q + self.u_idx[q..u1].partition_point(|&k| k <= last);
+                // One column of the supernode: its shared rows are updated in place; more:
+                // accumulated densely and subtracted once per shared row.
+                let direct = group_end - q == 1;
+                let tmp = &mut self.sn_tmp[..r1 - r0];
+                while q < group_end {
+                    let k = self.u_idx[q];
+                    let ukj = self.x[k];
+                    self.x[k] = 0.0;
+                    self.u_val[q] = ukj;
+                    q += 1;
+                    if ukj == 0.0 {
+                        continue;
+                    }
+                    let col = &block[(k - first) * height..(k - first + 1) * height];
+                    // Rows k + 1 ..= last of the supernode: contiguous in x.
+                    for (xr, l) in self.x[k + 1..=last].iter_mut().zip(&col[k + 1 - first..w]) {
+                        *xr -= l * ukj;
+                    }
+                    if direct {
+                        for (&r, l) in shared.iter().zip(&col[w..]) {
+                            self.x[r] -= l * ukj;
+                        }
+                    } else {
+                        for (t, l) in tmp.iter_mut().zip(&col[w..]) {
+                            *t += l * ukj;
+                        }
+                    }
+                }
+                if !direct {
+                    for (t, &r) in tmp.iter_mut().zip(shared) {
+                        self.x[r] -= *t;
+                        *t = 0.0;
+                    }
+                }
+            }
+            let d = self.x[j];
+            self.x[j] = 0.0;
+            // L[:, j] in its supernode's block: rows j + 1 ..= last, then the shared rows.
+            let sn = self.sn_of[j];
+            let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
+            let w = last + 1 - first;
+            let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
+            let height = w + r1 - r0;
+            // Largest candidate below the pivot among the rows of the column's kind (as in
+            // `factor`); a NaN propagates (and fails the test below).
+            let kind = c < self.primary;
+            let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
+            let big = below.fold(0.0f64, |m, r| {
+                let v = self.x[r].abs();
+                if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
+                    v
+                } else {
+                    m
+                }
+            });
+            if !(d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
+                return fail(self);
+            }
+            self.u_diag[j] = d;
+            let inv = 1.0 / d;
+            let off = self.sn_val_ptr[sn] + (j - first) * height;
+            let col = &mut self.sn_val[off..off + height];
+            for (l, xr) in col[j + 1 - first..w]
+                .iter_mut()
+                .zip(&mut self.x[j + 1..=last])
+            {
+                *l = *xr * inv;
+                *xr = 0.0;
+            }
+            for (l, &r) in col[w..].iter_mut().zip(&self.sn_rows[r0..r1]) {
+                *l = self.x[r] * inv;
+                self.x[r] = 0.0;
+            }
+            // An entry of `a` outside the stored patterns would be left in `x` (fill outside
+            // them cannot occur: the patterns are faer's full structural reach, see the pinned
+            // version in the workspace manifest).
+            for k in col_ptr[c]..col_ptr[c + 1] {
+                if self.x[self.row_pos[rows[k]]] != 0.0 {
+                    return fail(self);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Solve `A x = b` in place with the stored factors.
     pub(super) fn solve(&mut self, b: &mut [f64]) {
         let n = self.n;
@@ -321,13 +588,41 @@ impl StaticLu {
         for (yi, &r) in y.iter_mut().zip(&self.row_perm) {
             *yi = b[r];
         }
-        for j in 0..n {
-            let yj = y[j];
-            if yj != 0.0 {
-                let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
-                for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                    y[i] -= l * yj;
+        if !self.supernodal {
+            for j in 0..n {
+                let yj = y[j];
+                if yj != 0.0 {
+                    let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+                    for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
+                        y[i] -= l * yj;
+                    }
                 }
+            }
+        }
+        // Forward: supernode by supernode (dense columns, one scattered update per shared row).
+        for sn in 0..self.sn_start.len().saturating_sub(1) {
+            let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
+            let w = last + 1 - first;
+            let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
+            let height = w + r1 - r0;
+            let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
+            let tmp = &mut self.sn_tmp[..r1 - r0];
+            for k in first..=last {
+                let yk = y[k];
+                if yk == 0.0 {
+                    continue;
+                }
+                let col = &block[(k - first) * height..(k - first + 1) * height];
+                for (yr, l) in y[k + 1..=last].iter_mut().zip(&col[k + 1 - first..w]) {
+                    *yr -= l * yk;
+                }
+                for (t, l) in tmp.iter_mut().zip(&col[w..]) {
+                    *t += l * yk;
+                }
+            }
+            for (t, &r) in tmp.iter_mut().zip(&self.sn_rows[r0..r1]) {
+                y[r] -= *t;
+                *t = 0.0;
             }
         }
         for j in (0..n).rev() {
@@ -350,6 +645,12 @@ impl StaticLu {
     #[cfg(test)]
     pub(super) fn capacity(&self) -> (usize, usize) {
         (self.l_idx.capacity(), self.u_idx.capacity())
+    }
+
+    /// Whether the refactorization and the forward solve run on supernodes.
+    #[cfg(test)]
+    pub(super) fn is_supernodal(&self) -> bool {
+        self.supernodal
     }
 
     /// The pivots `U_jj`.
