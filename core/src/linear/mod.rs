@@ -203,8 +203,10 @@ pub struct Lu {
     /// Number of numeric factorizations performed.
     pub numeric_count: usize,
     /// Of these, sparse factorizations with a pivot and structure search (the others reuse
-    /// the pivot order and patterns of the last one).
+    /// the pivot order and patterns of the last one, or of the diagonal pivots).
     pub pivoting_count: usize,
+    /// The diagonal pivots were tried on the current pattern (see [`Lu::factorize`]).
+    diagonal_tried: bool,
 }
 
 impl std::fmt::Debug for Lu {
@@ -238,6 +240,7 @@ impl Lu {
             symbolic_count: 0,
             numeric_count: 0,
             pivoting_count: 0,
+            diagonal_tried: false,
         }
     }
 
@@ -342,8 +345,19 @@ impl Lu {
                     self.fixed
                         .factor(col_ptr, a.indices(), &values, &self.col_perm, self.kinds(n));
                 self.fixed.reserve_twice();
+                // The structure of diagonal pivots (tried first with declared node unknowns,
+                // see `factorize`): its work arrays sized here too.
+                if self.primary.is_some() {
+                    self.fixed.symbolic_diagonal(
+                        col_ptr,
+                        a.indices(),
+                        &self.col_perm,
+                        self.kinds(n),
+                    );
+                }
             }
             self.fixed.valid = false;
+            self.diagonal_tried = false;
         }
         self.generation = Some(generation);
         self.symbolic_count += 1;
@@ -383,7 +397,18 @@ impl Lu {
             let refactored = self.fixed.valid
                 && col_ptr.len() == self.fixed.pivots().len() + 1
                 && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
-            if !refactored {
+            // A new pattern of a stage with contacts: pivots on the diagonal first (the
+            // saddle-point order is made for them), along the structure they imply; a pivot
+            // search only if one of them fails.
+            let diagonal = !refactored && self.primary.is_some() && !self.diagonal_tried && {
+                self.diagonal_tried = true;
+                pattern(a)?;
+                let n = col_ptr.len() - 1;
+                self.fixed
+                    .symbolic_diagonal(col_ptr, a.indices(), &self.col_perm, self.kinds(n));
+                self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok()
+            };
+            if !refactored && !diagonal {
                 pattern(a)?;
                 let n = col_ptr.len() - 1;
                 self.fixed
@@ -588,8 +613,9 @@ mod tests {
             lu.factorize(&a, 1).unwrap();
             let (rows, cols) = lu.fixed.permutations();
             assert_eq!(rows, cols, "every pivot on the diagonal");
-            // The second matrix reuses the pivot order (no new pivot search).
-            assert_eq!((lu.numeric_count, lu.pivoting_count), (i + 1, 1));
+            // The diagonal pivots along their implied structure serve both matrices: no pivot
+            // search at all.
+            assert_eq!((lu.numeric_count, lu.pivoting_count), (i + 1, 0));
             let x: Vec<f64> = (0..n).map(|i| 1.0 + 0.1 * i as f64).collect();
             let mut b = vec![0.0; n];
             for (v, (r, c)) in a.iter() {
@@ -903,6 +929,39 @@ mod tests {
         }
         // One pivot order served all three (refactorizations, no new pivot search).
         assert_eq!((sparse.numeric_count, sparse.pivoting_count), (3, 1));
+    }
+
+    /// With declared node unknowns, a new pattern is first refactorized on diagonal pivots; a
+    /// diagonal too small for them (here 1e-9 against off-diagonals of 3) falls back to the
+    /// factorization with pivot search, which solves as well.
+    #[test]
+    fn failed_diagonal_pivots_fall_back_to_pivot_search() {
+        let n = 8;
+        let mut e = Vec::new();
+        for i in 0..n {
+            e.push((i, i, if i == 0 { 1e-9 } else { 4.0 }));
+            if i + 1 < n {
+                e.push((i, i + 1, 3.0));
+                e.push((i + 1, i, -3.0));
+            }
+        }
+        let a = csc(n, &e);
+        let mut lu = Lu::new().with_dense_max(0);
+        lu.set_primary(Some(n));
+        let x: Vec<f64> = (0..n).map(|i| 1.0 - 0.2 * i as f64).collect();
+        let mut b = vec![0.0; n];
+        for (v, (r, c)) in a.iter() {
+            b[r] += v * x[c];
+        }
+        lu.factorize(&a, 1).unwrap();
+        lu.solve_in_place(&mut b).unwrap();
+        // Well-conditioned with row pivoting (|det| ≈ 3⁸ against entries ≤ 4): round-off.
+        for (bi, xi) in b.iter().zip(&x) {
+            assert!((bi - xi).abs() < 1e-12, "{b:?}");
+        }
+        assert_eq!((lu.numeric_count, lu.pivoting_count), (1, 1));
+        let (rows, cols) = lu.fixed.permutations();
+        assert_ne!(rows, cols, "the first pivot is off the diagonal");
     }
 
     /// Re-analyzing patterns (an element set that changes between steps) keeps the sparse

@@ -65,6 +65,13 @@ pub(super) struct StaticLu {
     sn_val: Vec<f64>,
     /// Dense accumulator of a supernode's update of the rows below it (zero between uses).
     sn_tmp: Vec<f64>,
+    /// Work of [`StaticLu::symbolic_diagonal`]: the symmetrized lower adjacency, a cursor,
+    /// the elimination tree and the ancestors of its construction.
+    sym_ptr: Vec<usize>,
+    sym_adj: Vec<usize>,
+    sym_cursor: Vec<usize>,
+    sym_parent: Vec<usize>,
+    sym_ancestor: Vec<usize>,
     /// Sorting buffer of [`StaticLu::build_supernodes`].
     sort_buf: Vec<(usize, f64)>,
     /// The refactorization and the forward solve run on the supernodes (else on the
@@ -250,6 +257,148 @@ impl StaticLu {
         self.build_supernodes();
         self.valid = true;
         Ok(())
+    }
+
+    /// Set up the factors' structure for pivots on the diagonal along `col_perm` (no
+    /// numeric work; [`StaticLu::refactor`] then computes the values and checks the pivots):
+    /// with `B = Qᵀ A Q` symmetrized, `L` has the pattern of `B`'s Cholesky factor and `U`
+    /// its transpose — row `k` of `L` is the reach of row `k` of `B` in the elimination tree
+    /// (Liu's algorithm for the tree). The structure of a structurally unsymmetric `A` is
+    /// that of `A + Aᵀ`, a superset of its fill, so no fill is missed. Cheaper than
+    /// [`StaticLu::factor`]'s per-column reach and sort when a contact model's pattern
+    /// changes every step and its pivots stay on the diagonal. Allocates (a new pattern).
+    pub(super) fn symbolic_diagonal(
+        &mut self,
+        col_ptr: &[usize],
+        rows: &[usize],
+        col_perm: &[usize],
+        primary: usize,
+    ) {
+        let n = col_perm.len();
+        self.n = n;
+        self.primary = primary;
+        self.valid = false;
+        let capacity = (self.l_idx.capacity(), self.u_idx.capacity());
+        self.col_perm.clear();
+        self.col_perm.extend_from_slice(col_perm);
+        self.row_perm.clear();
+        self.row_perm.extend_from_slice(col_perm);
+        self.row_pos.clear();
+        self.row_pos.resize(n, UNSET);
+        for (j, &c) in col_perm.iter().enumerate() {
+            self.row_pos[c] = j;
+        }
+        self.x.clear();
+        self.x.resize(n, 0.0);
+        // Lower neighbours i < k of each pivot position k in the symmetrized pattern (work
+        // arrays kept between calls: a pattern analyzed before the steps allocates nothing).
+        let mut ptr = std::mem::take(&mut self.sym_ptr);
+        let mut adj = std::mem::take(&mut self.sym_adj);
+        let mut fill = std::mem::take(&mut self.sym_cursor);
+        let mut parent = std::mem::take(&mut self.sym_parent);
+        let mut ancestor = std::mem::take(&mut self.sym_ancestor);
+        ptr.clear();
+        ptr.resize(n + 1, 0);
+        for c in 0..n {
+            let pc = self.row_pos[c];
+            for &r in &rows[col_ptr[c]..col_ptr[c + 1]] {
+                let pr = self.row_pos[r];
+                if pr != pc {
+                    ptr[pr.max(pc) + 1] += 1;
+                }
+            }
+        }
+        for k in 0..n {
+            ptr[k + 1] += ptr[k];
+        }
+        adj.clear();
+        adj.resize(ptr[n], 0);
+        fill.clear();
+        fill.extend_from_slice(&ptr);
+        for c in 0..n {
+            let pc = self.row_pos[c];
+            for &r in &rows[col_ptr[c]..col_ptr[c + 1]] {
+                let pr = self.row_pos[r];
+                if pr != pc {
+                    let (lo, hi) = (pr.min(pc), pr.max(pc));
+                    adj[fill[hi]] = lo;
+                    fill[hi] += 1;
+                }
+            }
+        }
+        // Elimination tree (with path compression through `ancestor`).
+        parent.clear();
+        parent.resize(n, UNSET);
+        ancestor.clear();
+        ancestor.resize(n, UNSET);
+        for k in 0..n {
+            for &i in &adj[ptr[k]..ptr[k + 1]] {
+                let mut r = i;
+                while ancestor[r] != UNSET && ancestor[r] != k {
+                    let next = ancestor[r];
+                    ancestor[r] = k;
+                    r = next;
+                }
+                if ancestor[r] == UNSET {
+                    ancestor[r] = k;
+                    parent[r] = k;
+                }
+            }
+        }
+        // U[:, k] = the reach of row k (ascending); L = its transpose.
+        self.mark.clear();
+        self.mark.resize(n, UNSET);
+        self.u_ptr.clear();
+        self.u_ptr.push(0);
+        self.u_idx.clear();
+        for k in 0..n {
+            self.mark[k] = k;
+            let start = self.u_idx.len();
+            for &i in &adj[ptr[k]..ptr[k + 1]] {
+                let mut j = i;
+                while self.mark[j] != k {
+                    self.mark[j] = k;
+                    self.u_idx.push(j);
+                    j = parent[j];
+                }
+            }
+            self.u_idx[start..].sort_unstable();
+            self.u_ptr.push(self.u_idx.len());
+        }
+        self.l_ptr.clear();
+        self.l_ptr.resize(n + 1, 0);
+        for &j in &self.u_idx {
+            self.l_ptr[j + 1] += 1;
+        }
+        for j in 0..n {
+            self.l_ptr[j + 1] += self.l_ptr[j];
+        }
+        self.l_idx.clear();
+        self.l_idx.resize(self.u_idx.len(), 0);
+        fill.clear();
+        fill.extend_from_slice(&self.l_ptr);
+        for k in 0..n {
+            for q in self.u_ptr[k]..self.u_ptr[k + 1] {
+                let j = self.u_idx[q];
+                self.l_idx[fill[j]] = k;
+                fill[j] += 1;
+            }
+        }
+        (self.sym_ptr, self.sym_adj, self.sym_cursor) = (ptr, adj, fill);
+        (self.sym_parent, self.sym_ancestor) = (parent, ancestor);
+        self.l_val.clear();
+        self.l_val.resize(self.l_idx.len(), 0.0);
+        self.u_val.clear();
+        self.u_val.resize(self.u_idx.len(), 0.0);
+        self.u_diag.clear();
+        self.u_diag.resize(n, 0.0);
+        self.max_l = self.max_l.max(self.l_idx.len());
+        self.max_u = self.max_u.max(self.u_idx.len());
+        if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
+            self.reserve_twice();
+        }
+        self.build_supernodes();
+        self.valid = true;
     }
 
     /// Sort each column of `L` by row and copy `L` into supernodes: maximal runs of columns
@@ -542,15 +691,17 @@ impl StaticLu {
             // Largest candidate below the pivot among the rows of the column's kind (as in
             // `factor`); a NaN propagates (and fails the test below).
             let kind = c < self.primary;
-            let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
-            let big = below.fold(0.0f64, |m, r| {
-                let v = self.x[r].abs();
-                if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
+            let (x, row_perm, primary) = (&self.x, &self.row_perm, self.primary);
+            let judge = |m: f64, r: usize| {
+                let v = x[r].abs();
+                if v.is_nan() || (v > m && (row_perm[r] < primary) == kind) {
                     v
                 } else {
                     m
                 }
-            });
+            };
+            let big = (j + 1..=last).fold(0.0f64, judge);
+            let big = self.sn_rows[r0..r1].iter().fold(big, |m, &r| judge(m, r));
             if !(d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
                 return fail(self);
             }
