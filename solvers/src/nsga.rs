@@ -381,6 +381,9 @@ pub struct Nsga {
     /// Step `h₀` of the initial-acceleration solve (0 before it): the smooth multipliers of the
     /// initial record are scaled by `k_s = m/h₀`, the scaling they were solved with.
     initial_h: f64,
+    /// Step of the smooth solve whose converged multipliers the smooth stage holds (the next
+    /// solve starts from them); `None` after a failed one.
+    smooth_mult_h: Option<f64>,
     t: f64,
     /// Nominal steps completed: the step grid is `t_k = t_0 + k h` (`t_0 = 0`), clamped to
     /// `t_end`, so the step count is exact and times do not drift by summation.
@@ -471,6 +474,7 @@ impl Nsga {
             initial,
             mass,
             initial_h: 0.0,
+            smooth_mult_h: None,
             t: 0.0,
             grid: 0,
             step: 0,
@@ -655,7 +659,16 @@ impl Nsga {
         step: usize,
     ) -> Result<NewtonReport, SolveError> {
         let (am, af, g, b) = (coef.alpha_m, coef.alpha_f, coef.gamma, coef.beta);
-        self.smooth.reset(&mut self.state);
+        // Newton starts from the last converged smooth multipliers (the joint reactions
+        // change little over a step; spec §3 starts from zero, the solution is the same),
+        // rescaled to this step's k_s = m/h.
+        match self.smooth_mult_h {
+            Some(h_last) => self
+                .smooth
+                .reset_scaling_multipliers(&mut self.state, h / h_last),
+            None => self.smooth.reset(&mut self.state),
+        }
+        self.smooth_mult_h = None;
         for i in 0..self.kinds.len() {
             if !self.free[i] {
                 // Fixed nodes stay put; prescribed ones follow their motion law.
@@ -686,8 +699,11 @@ impl Nsga {
         let (pred_v, pred_dq, free) = (&self.pred_v, &self.pred_dq, &self.free);
         let update = |st: &mut State| update_smooth_states(st, free, pred_v, pred_dq, h, coef);
         update(&mut self.state);
-        self.smooth
-            .newton(model, &mut self.state, &cx, &tol, step, None, update)
+        let report = self
+            .smooth
+            .newton(model, &mut self.state, &cx, &tol, step, None, update)?;
+        self.smooth_mult_h = Some(h);
+        Ok(report)
     }
 
     /// Call `level_converged` on every element taking part in `stage`.

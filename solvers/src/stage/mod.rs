@@ -395,6 +395,16 @@ impl Stage {
         self.memos_at_solution = false;
     }
 
+    /// Zero the node unknowns and scale the multipliers by `factor`: a solve that starts from
+    /// the last one's multipliers (their scaling `k` changed by `1/factor`, e.g. `k_s = m/h`
+    /// after a step-size change), which changes the Newton path, not the solution.
+    pub fn reset_scaling_multipliers(&mut self, state: &mut State, factor: f64) {
+        state.reset_unknowns();
+        for m in &mut self.mult {
+            *m *= factor;
+        }
+    }
+
     /// Zero the multipliers only (the node unknowns keep their values): a further problem of a
     /// repeated stage with fresh multipliers (e.g. the impact problems of `nsga.md` §9).
     pub fn reset_multipliers(&mut self) {
