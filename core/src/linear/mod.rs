@@ -572,13 +572,7 @@ mod tests {
     fn saddle_point_factorization_keeps_diagonal_pivots() {
         let (nq, nm) = (30, 12);
         let n = nq + nm;
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rand = uniform(0x2545_F491_4F6C_DD1D);
         // G: each multiplier couples 6 consecutive node unknowns (two "bodies" of 3).
         let mut g = vec![vec![0.0; nq]; nm];
         for (i, row) in g.iter_mut().enumerate() {
@@ -631,6 +625,16 @@ mod tests {
             // factors give an error ≲ cond · ε · ‖x‖ = 5.3e3 · 2.2e-16 · 5.1 = 6e-12 (observed
             // 2e-14 and 1e-13): bound 1e-11.
             assert!(err < 1e-11, "solution error {err:e}");
+        }
+    }
+
+    /// Uniform numbers in [−0.5, 0.5) from a xorshift generator seeded with `seed`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         }
     }
 
@@ -880,13 +884,7 @@ mod tests {
         let m = 12;
         let n = m * m * m;
         let id = |i: usize, j: usize, k: usize| (i * m + j) * m + k;
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rand = uniform(0x9E37_79B9_7F4A_7C15);
         let build = |rand: &mut dyn FnMut() -> f64| {
             let mut e = Vec::new();
             for i in 0..m {

@@ -104,6 +104,26 @@ const DIAGONAL_PREFERENCE: f64 = 0.01;
 /// refactorization; granular pile, 37 rows, 13 % less time per step).
 const SUPERNODAL_SHARED_ROWS: usize = 16;
 
+/// Whether `d` serves as the pivot of a refactorization against the largest candidate `big`
+/// below it ([`PIVOT_TOL`]; non-finite values fail).
+fn pivot_ok(d: f64, big: f64) -> bool {
+    d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0
+}
+
+/// Geometry of one supernode (see [`StaticLu::build_supernodes`]).
+struct Supernode {
+    /// First and last column (pivot positions).
+    first: usize,
+    last: usize,
+    /// Width `last + 1 − first`.
+    w: usize,
+    /// Its shared rows: `sn_rows[r0..r1]`.
+    r0: usize,
+    r1: usize,
+    /// Rows of its dense block: `w + r1 − r0`.
+    height: usize,
+}
+
 /// Marks a row without a pivot position yet.
 const UNSET: usize = usize::MAX;
 
@@ -547,6 +567,55 @@ impl StaticLu {
         }
     }
 
+    /// Geometry of supernode `sn`.
+    fn supernode(&self, sn: usize) -> Supernode {
+        let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
+        let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
+        let w = last + 1 - first;
+        Supernode {
+            first,
+            last,
+            w,
+            r0,
+            r1,
+            height: w + r1 - r0,
+        }
+    }
+
+    /// Scatter column `c` of `a` into `x` at the pivot positions of its rows.
+    fn load_column(&mut self, col_ptr: &[usize], rows: &[usize], values: &[f64], c: usize) {
+        for k in col_ptr[c]..col_ptr[c + 1] {
+            self.x[self.row_pos[rows[k]]] = values[k];
+        }
+    }
+
+    /// Largest `|x_r|` over the pivot positions `below` whose rows are of the kind `kind`
+    /// (node rows or multiplier rows, as in [`StaticLu::factor`]); a NaN propagates.
+    fn largest_candidate(&self, below: impl Iterator<Item = usize>, kind: bool) -> f64 {
+        below.fold(0.0f64, |m, r| {
+            let v = self.x[r].abs();
+            if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
+                v
+            } else {
+                m
+            }
+        })
+    }
+
+    /// Whether an entry of column `c` of `a` was left in `x`: outside the stored patterns
+    /// (fill outside them cannot occur: the patterns are the full structural reach).
+    fn left_outside(&self, col_ptr: &[usize], rows: &[usize], c: usize) -> bool {
+        (col_ptr[c]..col_ptr[c + 1]).any(|k| self.x[self.row_pos[rows[k]]] != 0.0)
+    }
+
+    /// Abandon the refactorization: the work arrays back to zero, the factors invalid.
+    fn fail(&mut self) -> Result<(), PivotFailure> {
+        self.valid = false;
+        self.x.fill(0.0);
+        self.sn_tmp.fill(0.0);
+        Err(PivotFailure)
+    }
+
     /// [`StaticLu::refactor`] along the columns of `L`.
     fn refactor_columns(
         &mut self,
@@ -554,16 +623,9 @@ impl StaticLu {
         rows: &[usize],
         values: &[f64],
     ) -> Result<(), PivotFailure> {
-        let fail = |s: &mut Self| {
-            s.valid = false;
-            s.x.fill(0.0);
-            Err(PivotFailure)
-        };
         for j in 0..self.n {
             let c = self.col_perm[j];
-            for k in col_ptr[c]..col_ptr[c + 1] {
-                self.x[self.row_pos[rows[k]]] = values[k];
-            }
+            self.load_column(col_ptr, rows, values, c);
             let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
             let x = &mut self.x;
             for (&k, u) in self.u_idx[u0..u1].iter().zip(&mut self.u_val[u0..u1]) {
@@ -580,19 +642,9 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-            // Largest candidate below the pivot among the rows of the column's kind (as in
-            // `factor`); a NaN propagates (and fails the test below).
-            let kind = self.col_perm[j] < self.primary;
-            let big = self.l_idx[l0..l1].iter().fold(0.0f64, |m, &r| {
-                let v = self.x[r].abs();
-                if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
-                    v
-                } else {
-                    m
-                }
-            });
-            if !(d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
-                return fail(self);
+            let big = self.largest_candidate(self.l_idx[l0..l1].iter().copied(), c < self.primary);
+            if !pivot_ok(d, big) {
+                return self.fail();
             }
             self.u_diag[j] = d;
             let inv = 1.0 / d;
@@ -601,13 +653,8 @@ impl StaticLu {
                 self.l_val[q] = self.x[r] * inv;
                 self.x[r] = 0.0;
             }
-            // An entry of `a` outside the stored patterns would be left in `x` (fill outside
-            // them cannot occur: the patterns are faer's full structural reach, see the pinned
-            // version in the workspace manifest).
-            for k in col_ptr[c]..col_ptr[c + 1] {
-                if self.x[self.row_pos[rows[k]]] != 0.0 {
-                    return fail(self);
-                }
+            if self.left_outside(col_ptr, rows, c) {
+                return self.fail();
             }
         }
         Ok(())
@@ -621,27 +668,23 @@ impl StaticLu {
         rows: &[usize],
         values: &[f64],
     ) -> Result<(), PivotFailure> {
-        let fail = |s: &mut Self| {
-            s.valid = false;
-            s.x.fill(0.0);
-            s.sn_tmp.fill(0.0);
-            Err(PivotFailure)
-        };
         for j in 0..self.n {
             let c = self.col_perm[j];
-            for k in col_ptr[c]..col_ptr[c + 1] {
-                self.x[self.row_pos[rows[k]]] = values[k];
-            }
+            self.load_column(col_ptr, rows, values, c);
             // U[:, j], supernode by supernode (the pattern is ascending, so a supernode's
             // entries are consecutive in it).
             let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
             let mut q = u0;
             while q < u1 {
                 let sn = self.sn_of[self.u_idx[q]];
-                let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
-                let w = last + 1 - first;
-                let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
-                let height = w + r1 - r0;
+                let Supernode {
+                    first,
+                    last,
+                    w,
+                    r0,
+                    r1,
+                    height,
+                } = self.supernode(sn);
                 let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
                 let shared = &self.sn_rows[r0..r1];
                 let group_end = q + self.u_idx[q..u1].partition_point(|&k| k <= last);
@@ -684,26 +727,18 @@ impl StaticLu {
             self.x[j] = 0.0;
             // L[:, j] in its supernode's block: rows j + 1 ..= last, then the shared rows.
             let sn = self.sn_of[j];
-            let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
-            let w = last + 1 - first;
-            let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
-            let height = w + r1 - r0;
-            // Largest candidate below the pivot among the rows of the column's kind (as in
-            // `factor`); a NaN propagates (and fails the test below).
-            let kind = c < self.primary;
-            let (x, row_perm, primary) = (&self.x, &self.row_perm, self.primary);
-            let judge = |m: f64, r: usize| {
-                let v = x[r].abs();
-                if v.is_nan() || (v > m && (row_perm[r] < primary) == kind) {
-                    v
-                } else {
-                    m
-                }
-            };
-            let big = (j + 1..=last).fold(0.0f64, judge);
-            let big = self.sn_rows[r0..r1].iter().fold(big, |m, &r| judge(m, r));
-            if !(d.is_finite() && big.is_finite() && d.abs() >= PIVOT_TOL * big && d != 0.0) {
-                return fail(self);
+            let Supernode {
+                first,
+                last,
+                w,
+                r0,
+                r1,
+                height,
+            } = self.supernode(sn);
+            let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
+            let big = self.largest_candidate(below, c < self.primary);
+            if !pivot_ok(d, big) {
+                return self.fail();
             }
             self.u_diag[j] = d;
             let inv = 1.0 / d;
@@ -720,13 +755,8 @@ impl StaticLu {
                 *l = self.x[r] * inv;
                 self.x[r] = 0.0;
             }
-            // An entry of `a` outside the stored patterns would be left in `x` (fill outside
-            // them cannot occur: the patterns are faer's full structural reach, see the pinned
-            // version in the workspace manifest).
-            for k in col_ptr[c]..col_ptr[c + 1] {
-                if self.x[self.row_pos[rows[k]]] != 0.0 {
-                    return fail(self);
-                }
+            if self.left_outside(col_ptr, rows, c) {
+                return self.fail();
             }
         }
         Ok(())
@@ -735,7 +765,9 @@ impl StaticLu {
     /// Solve `A x = b` in place with the stored factors.
     pub(super) fn solve(&mut self, b: &mut [f64]) {
         let n = self.n;
-        let y = &mut self.x;
+        // The work vector, taken out of `self` for the solve (no allocation).
+        let mut work = std::mem::take(&mut self.x);
+        let y = &mut work;
         for (yi, &r) in y.iter_mut().zip(&self.row_perm) {
             *yi = b[r];
         }
@@ -752,10 +784,14 @@ impl StaticLu {
         }
         // Forward: supernode by supernode (dense columns, one scattered update per shared row).
         for sn in 0..self.sn_start.len().saturating_sub(1) {
-            let (first, last) = (self.sn_start[sn], self.sn_start[sn + 1] - 1);
-            let w = last + 1 - first;
-            let (r0, r1) = (self.sn_rows_ptr[sn], self.sn_rows_ptr[sn + 1]);
-            let height = w + r1 - r0;
+            let Supernode {
+                first,
+                last,
+                w,
+                r0,
+                r1,
+                height,
+            } = self.supernode(sn);
             let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
             let tmp = &mut self.sn_tmp[..r1 - r0];
             for k in first..=last {
@@ -790,6 +826,7 @@ impl StaticLu {
             b[c] = y[j];
         }
         y.fill(0.0);
+        self.x = work;
     }
 
     /// Capacity of the stored patterns (`L`, `U`), for tests of the storage bound.
