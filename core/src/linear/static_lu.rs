@@ -583,6 +583,7 @@ impl StaticLu {
     }
 
     /// Scatter column `c` of `a` into `x` at the pivot positions of its rows.
+    #[inline]
     fn load_column(&mut self, col_ptr: &[usize], rows: &[usize], values: &[f64], c: usize) {
         for k in col_ptr[c]..col_ptr[c + 1] {
             self.x[self.row_pos[rows[k]]] = values[k];
@@ -591,6 +592,7 @@ impl StaticLu {
 
     /// Largest `|x_r|` over the pivot positions `below` whose rows are of the kind `kind`
     /// (node rows or multiplier rows, as in [`StaticLu::factor`]); a NaN propagates.
+    #[inline]
     fn largest_candidate(&self, below: impl Iterator<Item = usize>, kind: bool) -> f64 {
         below.fold(0.0f64, |m, r| {
             let v = self.x[r].abs();
@@ -604,6 +606,7 @@ impl StaticLu {
 
     /// Whether an entry of column `c` of `a` was left in `x`: outside the stored patterns
     /// (fill outside them cannot occur: the patterns are the full structural reach).
+    #[inline]
     fn left_outside(&self, col_ptr: &[usize], rows: &[usize], c: usize) -> bool {
         (col_ptr[c]..col_ptr[c + 1]).any(|k| self.x[self.row_pos[rows[k]]] != 0.0)
     }
