@@ -81,7 +81,8 @@ pub struct NsgaOptions {
     pub threads: usize,
     /// Modified Newton contraction factor `θ` of the smooth stage (see
     /// [`Tolerance::jacobian_reuse`]): its iteration matrix is reused, within a step and across
-    /// steps, while every correction made with it reduces the residual by at least `θ`;
+    /// steps, while every correction made with it reduces the residual by at least `θ` (and at a
+    /// rate that reaches the tolerance within two more corrections);
     /// `None`: full Newton. The position and velocity corrections always use full Newton (one
     /// iteration leaves the constraints at round-off).
     pub jacobian_reuse: Option<f64>,

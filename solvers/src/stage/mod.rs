@@ -38,7 +38,8 @@ pub struct Tolerance {
     pub line_search: bool,
     /// Modified Newton: the last factorized iteration matrix serves the following corrections,
     /// within a solve and across solves (steps), while each correction made with it reduces
-    /// `‖r‖` at least by this factor `θ ∈ (0, 1)`. A correction that contracts less is followed
+    /// `‖r‖` at least by this factor `θ ∈ (0, 1)` and at a rate that reaches the tolerance within
+    /// two more corrections (`REUSE_AHEAD`). A correction that contracts less is followed
     /// by a fresh iteration matrix at the point it reached (if it reduced `‖r‖`) or at the point
     /// it started from (if not); a change of the stage's step factors (`h`, `k`, `p`, …) or of
     /// the pattern also forces a fresh one. The convergence test is the same, so the converged
@@ -1041,7 +1042,12 @@ impl Stage {
             if reused_step {
                 reused_step = false;
                 let theta = tol.jacobian_reuse.unwrap_or(0.0);
-                let contracted = norm.is_finite() && norm <= theta * prev_norm;
+                // Contracted by θ, and at this rate within REUSE_AHEAD more corrections of the
+                // tolerance (a slower one costs more residual assemblies than a new matrix).
+                let rate = norm / prev_norm;
+                let contracted = norm.is_finite()
+                    && norm <= theta * prev_norm
+                    && norm * rate.powi(REUSE_AHEAD) <= tolerance;
                 if !contracted {
                     // Slow contraction: a fresh iteration matrix, here if the correction
                     // reduced ‖r‖, else where it started.
@@ -1262,6 +1268,13 @@ const PLATEAU_FACTOR: f64 = 1e4;
 
 /// Newton iterations before the cap that always use a fresh iteration matrix.
 const FRESH_BEFORE_CAP: usize = 2;
+
+/// Modified Newton keeps a reused matrix only while its last correction's contraction rate
+/// `ρ = ‖r_k‖/‖r_{k−1}‖` predicts convergence within this many more corrections,
+/// `‖r_k‖ ρ^REUSE_AHEAD ≤ tol` (besides `ρ ≤ θ`). Measured against θ alone: slider-crank −5 %,
+/// chain N = 10 −5 %, N = 100 / 1 000 within noise, pendulum model 5.75 → 2.94 smooth iterations
+/// per step; 1 (refresh unless the next correction converges) was slower on the chain.
+const REUSE_AHEAD: i32 = 2;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;
