@@ -35,9 +35,11 @@ pub struct Beam {
     beta: f64,
 }
 
-/// Strain kinematics at one configuration (section variables: `[δx₁, δθ₁, δx₂, δθ₂]` with
-/// `δθ_i = Q_iᵀ δΘ_i`).
-pub(super) struct Kin {
+/// Strain kinematics at one configuration: the strains and the rotation quantities that
+/// `B` is made of (section variables `[δx₁, δθ₁, δx₂, δθ₂]` with `δθ_i = Q_iᵀ δΘ_i`). The
+/// products `B v` and `Bᵀ s` are evaluated from them directly ([`Strain::rate`],
+/// [`Strain::force`]); [`Kin`] adds `B` itself, for the tangents.
+pub(super) struct Strain {
     pub(super) inv_l: f64,
     pub(super) psi: Vector3<f64>,
     /// `Eᵀ = (Λ₁ᵀ Λ₂)ᵀ`.
@@ -53,6 +55,13 @@ pub(super) struct Kin {
     pub(super) lm_t: Matrix3<f64>,
     /// `γ = Λ_mᵀ (x₂ − x₁)`.
     pub(super) gamma: Vector3<f64>,
+    /// `ε − ε₀`.
+    pub(super) strain: Vector6<f64>,
+}
+
+/// [`Strain`] with the variation matrices (`Kin` dereferences to its `Strain`).
+pub(super) struct Kin {
+    pub(super) base: Strain,
     /// `δΦ = P_Φ δq`: material variation of `Λ₁ᵀΛ₂`.
     pub(super) p_phi: Mat3x12,
     /// `δψ = P_ψ δq`.
@@ -61,11 +70,16 @@ pub(super) struct Kin {
     pub(super) p_m: Mat3x12,
     /// `δε = B δq`.
     pub(super) b: Mat6x12,
-    /// `ε − ε₀`.
-    pub(super) strain: Vector6<f64>,
 }
 
-impl Kin {
+impl std::ops::Deref for Kin {
+    type Target = Strain;
+    fn deref(&self) -> &Strain {
+        &self.base
+    }
+}
+
+impl Strain {
     pub(super) fn new(beam: &Beam, nodes: &[NodeState]) -> Result<Self, ElementError> {
         let (n1, n2) = (&nodes[0], &nodes[1]);
         let finite = n1.x.iter().chain(n2.x.iter()).all(|v| v.is_finite())
@@ -98,6 +112,72 @@ impl Kin {
         let d = n2.x - n1.x;
         let gamma = lm_t * d;
         let inv_l = 1.0 / beam.length;
+        let mut strain = Vector6::zeros();
+        strain.fixed_rows_mut::<3>(0).copy_from(&(gamma * inv_l));
+        strain.fixed_rows_mut::<3>(3).copy_from(&(psi * inv_l));
+        strain -= beam.strain0;
+        Ok(Self {
+            inv_l,
+            psi,
+            e_t,
+            h_t,
+            t_inv,
+            t_half,
+            k_inv,
+            k_half,
+            lm_t,
+            gamma,
+            strain,
+        })
+    }
+
+    /// Strain rates `ε̇ = B v` of the section-variable velocities `v = [ẋ₁, ω₁, ẋ₂, ω₂]`:
+    ///
+    /// ```text
+    /// ψ̇ = T⁻¹ (ω₂ − Eᵀ ω₁),  θ̇_m = ½ T_½ ψ̇ + exp(ψ/2)ᵀ ω₁,
+    /// Γ̇ = (γ × θ̇_m + Λ_mᵀ (ẋ₂ − ẋ₁))/L,  K̇ = ψ̇/L
+    /// ```
+    pub(super) fn rate(&self, v: &Vec12) -> Vector6<f64> {
+        let (x1, w1) = (v.fixed_rows::<3>(0), v.fixed_rows::<3>(3));
+        let (x2, w2) = (v.fixed_rows::<3>(6), v.fixed_rows::<3>(9));
+        let psi_dot = self.t_inv * (w2 - self.e_t * w1);
+        let theta_m = self.t_half * psi_dot * 0.5 + self.h_t * w1;
+        let gamma_dot = self.gamma.cross(&theta_m) + self.lm_t * (x2 - x1);
+        let mut out = Vector6::zeros();
+        out.fixed_rows_mut::<3>(0)
+            .copy_from(&(gamma_dot * self.inv_l));
+        out.fixed_rows_mut::<3>(3)
+            .copy_from(&(psi_dot * self.inv_l));
+        out
+    }
+
+    /// `Bᵀ s` for section forces `s = [n; m]` (the transpose of [`Strain::rate`]): with
+    /// `a = n × γ` and `z = T⁻ᵀ (m + ½ T_½ᵀ a)`,
+    ///
+    /// ```text
+    /// L Bᵀ s = [−Λ_m n;  exp(ψ/2) a − E z;  Λ_m n;  z]
+    /// ```
+    pub(super) fn force(&self, s: &Vector6<f64>) -> Vec12 {
+        let n = s.fixed_rows::<3>(0).into_owned();
+        let m = s.fixed_rows::<3>(3).into_owned();
+        let a = n.cross(&self.gamma);
+        let z = self.t_inv.transpose() * (m + self.t_half.transpose() * a * 0.5);
+        let ln = self.lm_t.transpose() * n;
+        let mut out = Vec12::zeros();
+        out.fixed_rows_mut::<3>(0).copy_from(&(-ln));
+        out.fixed_rows_mut::<3>(3)
+            .copy_from(&(self.h_t.transpose() * a - self.e_t.transpose() * z));
+        out.fixed_rows_mut::<3>(6).copy_from(&ln);
+        out.fixed_rows_mut::<3>(9).copy_from(&z);
+        out * self.inv_l
+    }
+}
+
+impl Kin {
+    pub(super) fn new(beam: &Beam, nodes: &[NodeState]) -> Result<Self, ElementError> {
+        let base = Strain::new(beam, nodes)?;
+        let (inv_l, e_t, h_t) = (base.inv_l, base.e_t, base.h_t);
+        let (t_inv, t_half, lm_t, gamma) = (base.t_inv, base.t_half, base.lm_t, base.gamma);
         let mut p_phi = Mat3x12::zeros();
         p_phi.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-e_t));
         p_phi
@@ -121,26 +201,12 @@ impl Kin {
         let mut b = Mat6x12::zeros();
         b.fixed_view_mut::<3, 12>(0, 0).copy_from(&(bg * inv_l));
         b.fixed_view_mut::<3, 12>(3, 0).copy_from(&(p_psi * inv_l));
-        let mut strain = Vector6::zeros();
-        strain.fixed_rows_mut::<3>(0).copy_from(&(gamma * inv_l));
-        strain.fixed_rows_mut::<3>(3).copy_from(&(psi * inv_l));
-        strain -= beam.strain0;
         Ok(Self {
-            inv_l,
-            psi,
-            e_t,
-            h_t,
-            t_inv,
-            t_half,
-            k_inv,
-            k_half,
-            lm_t,
-            gamma,
+            base,
             p_phi,
             p_psi,
             p_m,
             b,
-            strain,
         })
     }
 
@@ -353,7 +419,8 @@ impl Beam {
             alpha: section.alpha,
             beta: section.beta,
         };
-        let kin = Kin::new(&beam, initial).map_err(|e| invalid(element, "nodes", e.to_string()))?;
+        let kin =
+            Strain::new(&beam, initial).map_err(|e| invalid(element, "nodes", e.to_string()))?;
         beam.strain0 = kin.strain;
         beam.mass_matrix = beam.build_mass_matrix();
         Ok(beam)
@@ -371,7 +438,7 @@ impl Beam {
 
     /// Strains `[Γ₁, Γ₂, Γ₃, K₁, K₂, K₃]` (`K` in 1/m) at the given local node states.
     pub fn strains(&self, nodes: &[NodeState]) -> Result<Vector6<f64>, ElementError> {
-        Ok(Kin::new(self, nodes)?.strain)
+        Ok(Strain::new(self, nodes)?.strain)
     }
 
     /// Section forces `[N₁, N₂, N₃, M₁, M₂, M₃]` \[N, N m\] (section frame, elastic + viscous)
@@ -467,25 +534,39 @@ impl Beam {
         damped: bool,
         tangents: Option<(Want, &mut Tangents)>,
     ) -> Result<Internal, ElementError> {
-        let kin = Kin::new(self, nodes)?;
         let damped = damped && self.beta > 0.0;
         let v_sec = self.to_section(&node_velocity(nodes));
+        // The residual from the strain quantities alone (`B v` and `Bᵀ s` as vector
+        // products, the same arithmetic with or without tangents); `B` only for the tangents.
+        let tangents = tangents.filter(|(w, _)| w.k || w.c);
+        let kin = match tangents {
+            Some(_) => Some(Kin::new(self, nodes)?),
+            None => None,
+        };
+        let own;
+        let st: &Strain = match &kin {
+            Some(kin) => kin,
+            None => {
+                own = Strain::new(self, nodes)?;
+                &own
+            }
+        };
         let edot = if damped {
-            kin.b * v_sec
+            st.rate(&v_sec)
         } else {
             Vector6::zeros()
         };
         let section = self
             .stiffness
-            .component_mul(&(kin.strain + edot * self.beta));
+            .component_mul(&(st.strain + edot * self.beta));
         let l = self.length;
-        let r_sec = kin.b.transpose() * section * l;
+        let r_sec = st.force(&section) * l;
         let out = Internal {
             r: self.residual_to_nodes(&r_sec),
             section,
-            strain: kin.strain,
+            strain: st.strain,
         };
-        let Some((want, t)) = tangents.filter(|(w, _)| w.k || w.c) else {
+        let (Some((want, t)), Some(kin)) = (tangents, kin) else {
             return Ok(out);
         };
         let mut cb = kin.b;
@@ -626,7 +707,7 @@ impl Force for Beam {
 
     fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
         // Elastic V = ½ L (ε − ε₀)·C (ε − ε₀) and gravity −ρ A L g·(x₁ + x₂)/2.
-        let elastic = match Kin::new(self, s.nodes) {
+        let elastic = match Strain::new(self, s.nodes) {
             Ok(kin) => {
                 0.5 * self.length * kin.strain.dot(&self.stiffness.component_mul(&kin.strain))
             }

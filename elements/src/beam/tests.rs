@@ -172,6 +172,33 @@ fn strain_gradient_and_second_variation_match_finite_differences() {
     }
 }
 
+/// The vector forms of the strain rates and of the generalized forces (`Strain::rate`,
+/// `Strain::force`, used for every residual) equal the products with `B` (whose columns are
+/// checked against finite differences above) to round-off, at random large rotations.
+#[test]
+fn vector_forms_equal_the_products_with_b() {
+    let mut rng = Rng::new(29);
+    let spec = balanced();
+    for _ in 0..6 {
+        let beam = random_beam(&mut rng, &spec);
+        let nodes = random_states(&mut rng);
+        let kin = Kin::new(&beam, &nodes).unwrap();
+        let v = Vec12::from_fn(|_, _| rng.uniform());
+        let s = Vector6::from_fn(|_, _| rng.uniform());
+        let (rate, b_v) = (kin.rate(&v), kin.b * v);
+        let (force, bt_s) = (kin.force(&s), kin.b.transpose() * s);
+        // Same terms, other association: round-off of O(|B|) entries (|B| ≈ 1/L ≤ 10).
+        assert!(
+            (rate - b_v).amax() < 1e-13 * (1.0 + b_v.amax()),
+            "B v: {rate} vs {b_v}"
+        );
+        assert!(
+            (force - bt_s).amax() < 1e-13 * (1.0 + bt_s.amax()),
+            "Bᵀ s: {force} vs {bt_s}"
+        );
+    }
+}
+
 /// `Kin::second_all` (the geometric stiffness in one pass) equals the 12 directional second
 /// variations `Kin::second(s, e_i)` (themselves checked against finite differences above) to
 /// round-off, at random large rotations and O(1) section forces.
