@@ -645,11 +645,7 @@ impl Inertia for Beam {
     }
 
     fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
-        for j in 0..12 {
-            for i in 0..12 {
-                m[(i, j)] += self.mass_matrix[(i, j)];
-            }
-        }
+        m.zip_apply(&self.mass_matrix, |a, b| *a += b);
     }
 
     fn inertial_force(
@@ -689,18 +685,11 @@ impl Force for Beam {
             return Ok(());
         };
         if s.stiffness {
-            for j in 0..12 {
-                for i in 0..12 {
-                    out.stiffness[(i, j)] += t.k[(i, j)];
-                }
-            }
+            out.stiffness.zip_apply(&t.k, |a, b| *a += b);
         }
         if s.damping {
-            for j in 0..12 {
-                for i in 0..12 {
-                    out.damping[(i, j)] += t.c[(i, j)] + self.mass_matrix[(i, j)] * self.alpha;
-                }
-            }
+            out.damping
+                .zip_zip_apply(&t.c, &self.mass_matrix, |a, c, m| *a += c + m * self.alpha);
         }
         Ok(())
     }
