@@ -62,12 +62,16 @@ pub(super) fn add_constraint_terms(
     // (before the factor −k). The multiplier rows are −k c, the node × multiplier block −k g_qᵀ.
     let mut r_q = LocalVector::zeros();
 
-    // −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ on difference stages; g_q(q̃) is first order.
+    // −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ on difference stages; g_q(q̃) is first order. Zero, and
+    // not evaluated, while the configuration is the smooth one (a position correction's start).
     let lam_s = if cx.force_difference {
         let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
-        kin_s.reset(m, n, false);
-        c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
-        add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
+        let moved = s.nodes.iter().zip(s.smooth).any(|(a, b)| a.x != b.x || a.r != b.r);
+        if moved {
+            kin_s.reset(m, n, false);
+            c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
+            add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
+        }
         Some(lam)
     } else {
         None
