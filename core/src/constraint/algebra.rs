@@ -546,25 +546,39 @@ impl<'a> KinCx<'a> {
     /// The scalar `u · v` with exact derivatives (second derivatives only if
     /// [`KinCx::needs_hessians`]).
     pub fn dot(&self, u: &KinVec, v: &KinVec) -> Scalar {
+        let mut s = Scalar::constant(0.0);
+        s.value = self.dot_into(u, v, &mut s.grad, Some(&mut s.hess));
+        s
+    }
+
+    /// `u · v`, its gradient added to `grad` and (with [`KinCx::needs_hessians`] and `hess`)
+    /// its second derivative added to `hess`: [`KinCx::dot`] without the intermediate
+    /// [`Scalar`].
+    pub(crate) fn dot_into(
+        &self,
+        u: &KinVec,
+        v: &KinVec,
+        grad: &mut LocalVector,
+        hess: Option<&mut LocalMatrix>,
+    ) -> f64 {
         let (uv, vv) = (self.value(u), self.value(v));
-        let mut s = Scalar::constant(uv.dot(&vv));
         // ∂(u·v) = Juᵀ v + Jvᵀ u.
-        self.for_blocks(u, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(&vv)));
-        self.for_blocks(v, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(&uv)));
-        if self.hessians {
+        self.for_blocks(u, |o, b| add_rows(grad, o, &b.tr_mul(&vv)));
+        self.for_blocks(v, |o, b| add_rows(grad, o, &b.tr_mul(&uv)));
+        if let Some(hess) = hess.filter(|_| self.hessians) {
             let (bu, bv) = (self.blocks(u), self.blocks(v));
             // Juᵀ Jv + Jvᵀ Ju, block by block, plus the curvatures of both factors.
             for (oa, a) in bu.iter() {
                 for (ob, b) in bv.iter() {
                     let ab = a.tr_mul(b);
-                    add_block(&mut s.hess, oa, ob, &ab);
-                    add_block(&mut s.hess, ob, oa, &ab.transpose());
+                    add_block(hess, oa, ob, &ab);
+                    add_block(hess, ob, oa, &ab.transpose());
                 }
             }
-            self.add_curvature(u, &vv, &mut s.hess);
-            self.add_curvature(v, &uv, &mut s.hess);
+            self.add_curvature(u, &vv, hess);
+            self.add_curvature(v, &uv, hess);
         }
-        s
+        uv.dot(&vv)
     }
 
     /// The scalar `c · u` for a fixed inertial direction `c`.

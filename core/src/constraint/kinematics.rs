@@ -158,6 +158,24 @@ impl Kinematics {
             dst[c..c + n].copy_from_slice(&src[c..c + n]);
         }
     }
+    /// Set row `j` to the scalar `u · v`: the same as `set_row(j, &cx.dot(u, v))`, without the
+    /// intermediate [`Scalar`] (1.3 kB zeroed and copied per row).
+    pub fn set_dot_row(&mut self, j: usize, cx: &KinCx<'_>, u: &KinVec, v: &KinVec) {
+        let (m, n) = (self.m, self.n);
+        assert!(j < m, "Kinematics::set_dot_row: row {j} of {m}");
+        debug_assert_eq!(cx.n(), n);
+        let mut grad = LocalVector::zeros();
+        let hess = if self.hessians {
+            self.hess[j].as_mut_slice().fill(0.0);
+            Some(&mut self.hess[j])
+        } else {
+            None
+        };
+        self.g[j] = cx.dot_into(u, v, &mut grad, hess);
+        for a in 0..n {
+            self.g_q[(j, a)] = grad[a];
+        }
+    }
     /// Set the three rows `j0 .. j0+3` to the inertial components of `u`.
     pub fn set_vector_rows(&mut self, j0: usize, cx: &KinCx<'_>, u: &KinVec) {
         let (m, n) = (self.m, self.n);

@@ -66,7 +66,11 @@ pub(super) fn add_constraint_terms(
     // not evaluated, while the configuration is the smooth one (a position correction's start).
     let lam_s = if cx.force_difference {
         let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
-        let moved = s.nodes.iter().zip(s.smooth).any(|(a, b)| a.x != b.x || a.r != b.r);
+        let moved = s
+            .nodes
+            .iter()
+            .zip(s.smooth)
+            .any(|(a, b)| a.x != b.x || a.r != b.r);
         if moved {
             kin_s.reset(m, n, false);
             c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);

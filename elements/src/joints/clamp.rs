@@ -82,7 +82,7 @@ impl BilateralConstraint for ClampConstraint {
         for (row, (i, k)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
             let fixed = KinVec::constant(self.r0.column(i).into_owned());
             let body = KinVec::body(0, Vector3::ith(k, 1.0));
-            out.set_row(3 + row, &cx.dot(&fixed, &body));
+            out.set_dot_row(3 + row, cx, &fixed, &body);
         }
     }
     fn reaction_node(&self) -> Option<usize> {

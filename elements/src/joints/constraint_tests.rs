@@ -382,3 +382,24 @@ fn newton_with_unit_mass_reaches_the_constraint_manifold() {
         );
     }
 }
+
+/// `Kinematics::set_dot_row` (the joints' rows without an intermediate `Scalar`) writes
+/// exactly what `set_row(j, &cx.dot(u, v))` writes — value, gradient and second derivative, the
+/// same operations in the same order — with and without second derivatives.
+#[test]
+fn dot_rows_equal_the_scalar_rows() {
+    let kinds = [NodeKind::Frame, NodeKind::Frame];
+    let nodes = states(&random_nodes(&kinds, &mut Rng::new(41)));
+    let layout = Layout::new(&kinds);
+    let u = KinVec::body(0, Vector3::new(0.3, -0.2, 0.9)) + KinVec::position(1) * 0.5;
+    let v = KinVec::body(1, Vector3::new(-0.4, 0.7, 0.1)) - KinVec::body_point(0, Vector3::x());
+    for hessians in [true, false] {
+        let cx = KinCx::new(&nodes, 0.0, &layout);
+        let cx = if hessians { cx } else { cx.first_order() };
+        let mut a = Kinematics::zeros(2, layout.n());
+        let mut b = Kinematics::zeros(2, layout.n());
+        a.set_row(1, &cx.dot(&u, &v));
+        b.set_dot_row(1, &cx, &u, &v);
+        assert_eq!(a, b, "hessians {hessians}");
+    }
+}

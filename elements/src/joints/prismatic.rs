@@ -118,11 +118,11 @@ impl BilateralConstraint for PrismaticConstraint {
         let delta = self.separation();
         let (b1, c1) = (KinVec::body(0, self.b1), KinVec::body(0, self.c1));
         let (a2, b2) = (KinVec::body(1, self.a2), KinVec::body(1, self.b2));
-        out.set_row(0, &cx.dot(&b1, &delta));
-        out.set_row(1, &cx.dot(&c1, &delta));
-        out.set_row(2, &cx.dot(&b1, &a2));
-        out.set_row(3, &cx.dot(&c1, &a2));
-        out.set_row(4, &cx.dot(&c1, &b2));
+        out.set_dot_row(0, cx, &b1, &delta);
+        out.set_dot_row(1, cx, &c1, &delta);
+        out.set_dot_row(2, cx, &b1, &a2);
+        out.set_dot_row(3, cx, &c1, &a2);
+        out.set_dot_row(4, cx, &c1, &b2);
     }
     fn units(&self) -> ConstraintUnits {
         ConstraintUnits::MIXED

@@ -141,8 +141,8 @@ impl BilateralConstraint for RevoluteConstraint {
         let gap = KinVec::body_point(0, self.d1) - KinVec::body_point(1, self.d2);
         out.set_vector_rows(0, cx, &gap);
         let a2 = KinVec::body(1, self.a2);
-        out.set_row(3, &cx.dot(&KinVec::body(0, self.b1), &a2));
-        out.set_row(4, &cx.dot(&KinVec::body(0, self.c1), &a2));
+        out.set_dot_row(3, cx, &KinVec::body(0, self.b1), &a2);
+        out.set_dot_row(4, cx, &KinVec::body(0, self.c1), &a2);
     }
     fn units(&self) -> ConstraintUnits {
         ConstraintUnits::MIXED
