@@ -482,7 +482,7 @@ impl<'a> KinCx<'a> {
     /// Visit the nonzero `3 × 3` column blocks of `∂u/∂q`: `f(first column, block)`, in node
     /// order (no storage: the first-order paths call this for every row).
     #[inline(always)]
-    fn for_blocks(&self, u: &KinVec, mut f: impl FnMut(usize, &Matrix3<f64>)) {
+    pub(crate) fn for_blocks(&self, u: &KinVec, mut f: impl FnMut(usize, &Matrix3<f64>)) {
         for i in 0..MAX_NODES {
             let coef = u.position[i];
             if coef != 0.0 {

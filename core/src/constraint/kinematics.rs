@@ -186,13 +186,22 @@ impl Kinematics {
         );
         debug_assert_eq!(cx.n(), n);
         let value = cx.value(u);
-        let jac = cx.jacobian(u);
+        for a in 0..n {
+            for k in 0..3 {
+                self.g_q[(j0 + k, a)] = 0.0;
+            }
+        }
+        // The Jacobian's nonzero 3 × 3 blocks, straight into the rows.
+        cx.for_blocks(u, |o, block| {
+            for c in 0..3 {
+                for k in 0..3 {
+                    self.g_q[(j0 + k, o + c)] += block[(k, c)];
+                }
+            }
+        });
         for k in 0..3 {
             let j = j0 + k;
             self.g[j] = value[k];
-            for a in 0..n {
-                self.g_q[(j, a)] = jac[(k, a)];
-            }
             if !self.hessians {
                 continue;
             }
