@@ -1,0 +1,304 @@
+//! Assembly of a stage: every element taking part evaluated at the current state
+//! (`saltus_core::stage::evaluate_element`), checked and scattered into the stage's pattern,
+//! sequentially or on the state's thread pool (bit-identical).
+
+use super::{ResidualNorms, Stage, PARALLEL_MIN_ELEMENTS};
+use crate::error::SolveError;
+use crate::state::State;
+use saltus_core::stage::{evaluate_element, evaluate_element_residual};
+use saltus_core::{LocalSystem, Model, StepCx};
+
+impl Stage {
+    /// Assemble the stage's residual and iteration matrix at the current state. `smooth` gives
+    /// the stage whose multipliers elements read as `mult_smooth` (NSGA's smooth stage for the
+    /// corrections; `None`: this stage's own).
+    pub fn assemble(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+    ) -> Result<ResidualNorms, SolveError> {
+        self.assemble_with(model, state, cx, step, smooth, true)
+    }
+
+    /// [`Stage::assemble`] of the residual only (the matrix values are left as they are): what
+    /// a line-search backtrack or a convergence check needs. Same residual and reference.
+    pub fn assemble_residual(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+    ) -> Result<ResidualNorms, SolveError> {
+        self.assemble_with(model, state, cx, step, smooth, false)
+    }
+
+    fn assemble_with(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+        hessian: bool,
+    ) -> Result<ResidualNorms, SolveError> {
+        if state.parallel.is_some() && model.elements().len() >= PARALLEL_MIN_ELEMENTS {
+            return self.assemble_parallel(model, state, cx, step, smooth, hessian);
+        }
+        let Self {
+            system,
+            mult,
+            r_loc,
+            h_loc,
+            admissible,
+            constant,
+            memos,
+            ..
+        } = self;
+        if hessian {
+            system.zero();
+        } else {
+            system.zero_rhs();
+        }
+        let evaluate = if hessian {
+            evaluate_element
+        } else {
+            evaluate_element_residual
+        };
+        let mut reference = 0.0;
+        let smooth_is_cur = smooth.is_none();
+        for (ie, element) in model.elements().iter().enumerate() {
+            if !system.active[ie] {
+                continue;
+            }
+            let nn = state.gather(model, ie);
+            let n = system.local_size(ie);
+            // Zero the top-left n×n block column by column on the raw column-major storage
+            // (a residual-only evaluation adds nothing to it, and it is not read).
+            if hessian {
+                let ld = h_loc.nrows();
+                let hs = h_loc.as_mut_slice();
+                for j in 0..n {
+                    hs[j * ld..j * ld + n].fill(0.0);
+                }
+            }
+            r_loc.as_mut_slice()[..n].fill(0.0);
+            let (m0, m) = system.mult_range[ie];
+            let own = &mult[m0..m0 + m];
+            let mult_smooth = match smooth {
+                Some(s) => s.element_multipliers(ie),
+                None => own,
+            };
+            let result = {
+                let (arrays, gathered, scratch) = state.parts();
+                let local =
+                    gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
+                let mut out = LocalSystem {
+                    residual: r_loc.rows_mut(0, n),
+                    hessian: h_loc.view_mut((0, 0), (n, n)),
+                    reference: 0.0,
+                };
+                let result = evaluate(element.as_ref(), cx, &local, &mut out, scratch);
+                memos[ie] = scratch.memo();
+                result.map(|()| out.reference)
+            };
+            let extra = result.map_err(|source| SolveError::Element {
+                step,
+                t: cx.t,
+                level: cx.level,
+                element: model.element_names()[ie].clone(),
+                source,
+            })?;
+            let rn = element_norm(&r_loc.as_slice()[..n]);
+            let ld = h_loc.nrows();
+            let hs = h_loc.as_slice();
+            let finite =
+                !hessian || (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
+            if !rn.is_finite() || !finite {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: format!("element `{}`", model.element_names()[ie]),
+                });
+            }
+            reference += rn + extra;
+            system.scatter(ie, r_loc, hessian.then_some(&*h_loc));
+        }
+        reference += add_constant(&mut system.rhs, constant);
+        let norm = norm2(&system.rhs);
+        Ok(ResidualNorms { norm, reference })
+    }
+
+    /// [`Stage::assemble`] with the elements evaluated on the state's thread pool into their own
+    /// local buffers, then checked and scattered in element order (bit-identical to the
+    /// sequential assembly for any thread count).
+    fn assemble_parallel(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+        hessian: bool,
+    ) -> Result<ResidualNorms, SolveError> {
+        use rayon::prelude::*;
+        let ml = self.system.max_local;
+        let stride = 1 + ml + ml * ml;
+        let n_el = model.elements().len();
+        if self.local.len() < n_el * stride {
+            self.local.resize(n_el * stride, 0.0);
+        }
+        let Self {
+            system,
+            mult,
+            local,
+            admissible,
+            constant,
+            memos,
+            ..
+        } = self;
+        let smooth_is_cur = smooth.is_none();
+        let arrays = state.arrays();
+        let Some(par) = state.parallel.as_ref() else {
+            unreachable!("checked by the caller");
+        };
+        let first_error = std::sync::Mutex::new(None::<(usize, saltus_core::ElementError)>);
+        {
+            let system = &*system;
+            let mult = &*mult;
+            let admissible = &*admissible;
+            par.pool.install(|| {
+                local[..n_el * stride]
+                    .par_chunks_mut(stride)
+                    .zip(memos[..n_el].par_iter_mut())
+                    .enumerate()
+                    .with_min_len(8)
+                    .for_each(|(ie, (buf, memo))| {
+                        if !system.active[ie] {
+                            return;
+                        }
+                        let thread = rayon::current_thread_index().unwrap_or(0);
+                        let mut worker = par.workers[thread]
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner());
+                        let worker = &mut *worker;
+                        let element = &model.elements()[ie];
+                        let nn = worker.gathered.gather(arrays, element.nodes());
+                        let n = system.local_size(ie);
+                        let (head, rest) = buf.split_at_mut(1);
+                        let (r, h) = rest.split_at_mut(ml);
+                        let (r, h) = (&mut r[..n], &mut h[..n * n]);
+                        r.fill(0.0);
+                        if hessian {
+                            h.fill(0.0);
+                        }
+                        let (m0, m) = system.mult_range[ie];
+                        let own = &mult[m0..m0 + m];
+                        let mult_smooth = match smooth {
+                            Some(s) => s.element_multipliers(ie),
+                            None => own,
+                        };
+                        let local = worker.gathered.local(
+                            arrays,
+                            nn,
+                            smooth_is_cur,
+                            own,
+                            mult_smooth,
+                            admissible[ie],
+                        );
+                        let mut out = LocalSystem {
+                            residual: nalgebra::DVectorViewMut::from_slice(r, n),
+                            hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
+                            reference: 0.0,
+                        };
+                        let evaluate = if hessian {
+                            evaluate_element
+                        } else {
+                            evaluate_element_residual
+                        };
+                        let result =
+                            evaluate(element.as_ref(), cx, &local, &mut out, &mut worker.scratch);
+                        *memo = worker.scratch.memo();
+                        match result {
+                            Ok(()) => head[0] = out.reference,
+                            Err(e) => {
+                                let mut first =
+                                    first_error.lock().unwrap_or_else(|e| e.into_inner());
+                                if first.as_ref().is_none_or(|(i, _)| ie < *i) {
+                                    *first = Some((ie, e));
+                                }
+                            }
+                        }
+                    });
+            });
+        }
+        if let Some((ie, source)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(SolveError::Element {
+                step,
+                t: cx.t,
+                level: cx.level,
+                element: model.element_names()[ie].clone(),
+                source,
+            });
+        }
+        if hessian {
+            system.zero();
+        } else {
+            system.zero_rhs();
+        }
+        let mut reference = 0.0;
+        for ie in 0..n_el {
+            if !system.active[ie] {
+                continue;
+            }
+            let n = system.local_size(ie);
+            let buf = &local[ie * stride..(ie + 1) * stride];
+            let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
+            let rn = element_norm(r);
+            if !rn.is_finite() || (hessian && !h.iter().all(|v| v.is_finite())) {
+                return Err(SolveError::NonFinite {
+                    step,
+                    t: cx.t,
+                    level: cx.level,
+                    what: format!("element `{}`", model.element_names()[ie]),
+                });
+            }
+            reference += rn + buf[0];
+            if hessian {
+                system.scatter_slices(ie, r, h);
+            } else {
+                system.scatter_residual(ie, r);
+            }
+        }
+        reference += add_constant(&mut system.rhs, constant);
+        let norm = norm2(&system.rhs);
+        Ok(ResidualNorms { norm, reference })
+    }
+}
+
+/// Add the constant node-row term `c` (if any) to the residual `rhs`; returns `‖c‖` for the
+/// convergence reference.
+fn add_constant(rhs: &mut [f64], c: &[f64]) -> f64 {
+    if c.is_empty() {
+        return 0.0;
+    }
+    for (r, v) in rhs.iter_mut().zip(c) {
+        *r += v;
+    }
+    norm2(c)
+}
+
+/// Euclidean norm of an assembled residual, summed in index order.
+fn norm2(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Euclidean norm of an element residual (nalgebra's kernel on a contiguous slice: the same
+/// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
+fn element_norm(v: &[f64]) -> f64 {
+    nalgebra::DVectorView::from_slice(v, v.len()).norm()
+}
