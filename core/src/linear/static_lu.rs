@@ -560,11 +560,39 @@ impl StaticLu {
         rows: &[usize],
         values: &[f64],
     ) -> Result<(), PivotFailure> {
-        if self.supernodal {
-            self.refactor_supernodes(col_ptr, rows, values)
-        } else {
-            self.refactor_columns(col_ptr, rows, values)
+        for j in 0..self.n {
+            let c = self.col_perm[j];
+            self.load_column(col_ptr, rows, values, c);
+            if self.supernodal {
+                self.update_from_supernodes(j);
+            } else {
+                self.update_from_columns(j);
+            }
+            let d = self.x[j];
+            self.x[j] = 0.0;
+            let kind = c < self.primary;
+            let big = if self.supernodal {
+                let Supernode { last, r0, r1, .. } = self.supernode(self.sn_of[j]);
+                let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
+                self.largest_candidate(below, kind)
+            } else {
+                let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
+                self.largest_candidate(self.l_idx[l0..l1].iter().copied(), kind)
+            };
+            if !pivot_ok(d, big) {
+                return self.fail();
+            }
+            self.u_diag[j] = d;
+            if self.supernodal {
+                self.store_supernodal_column(j, 1.0 / d);
+            } else {
+                self.store_column(j, 1.0 / d);
+            }
+            if self.left_outside(col_ptr, rows, c) {
+                return self.fail();
+            }
         }
+        Ok(())
     }
 
     /// Geometry of supernode `sn`.
@@ -619,117 +647,41 @@ impl StaticLu {
         Err(PivotFailure)
     }
 
-    /// [`StaticLu::refactor`] along the columns of `L`.
-    fn refactor_columns(
-        &mut self,
-        col_ptr: &[usize],
-        rows: &[usize],
-        values: &[f64],
-    ) -> Result<(), PivotFailure> {
-        for j in 0..self.n {
-            let c = self.col_perm[j];
-            self.load_column(col_ptr, rows, values, c);
-            let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
-            let x = &mut self.x;
-            for (&k, u) in self.u_idx[u0..u1].iter().zip(&mut self.u_val[u0..u1]) {
-                let ukj = x[k];
-                x[k] = 0.0;
-                *u = ukj;
-                if ukj != 0.0 {
-                    let (a, b) = (self.l_ptr[k], self.l_ptr[k + 1]);
-                    for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                        x[i] -= l * ukj;
-                    }
+    /// `U[:, j]` from `x` and the update of `x` by the columns of `L` it involves, column by
+    /// column (module docs).
+    fn update_from_columns(&mut self, j: usize) {
+        let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
+        let x = &mut self.x;
+        for (&k, u) in self.u_idx[u0..u1].iter().zip(&mut self.u_val[u0..u1]) {
+            let ukj = x[k];
+            x[k] = 0.0;
+            *u = ukj;
+            if ukj != 0.0 {
+                let (a, b) = (self.l_ptr[k], self.l_ptr[k + 1]);
+                for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
+                    x[i] -= l * ukj;
                 }
-            }
-            let d = self.x[j];
-            self.x[j] = 0.0;
-            let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-            let big = self.largest_candidate(self.l_idx[l0..l1].iter().copied(), c < self.primary);
-            if !pivot_ok(d, big) {
-                return self.fail();
-            }
-            self.u_diag[j] = d;
-            let inv = 1.0 / d;
-            for q in l0..l1 {
-                let r = self.l_idx[q];
-                self.l_val[q] = self.x[r] * inv;
-                self.x[r] = 0.0;
-            }
-            if self.left_outside(col_ptr, rows, c) {
-                return self.fail();
             }
         }
-        Ok(())
     }
 
-    /// [`StaticLu::refactor`] along the supernodes of `L` (see
-    /// [`StaticLu::build_supernodes`]).
-    fn refactor_supernodes(
-        &mut self,
-        col_ptr: &[usize],
-        rows: &[usize],
-        values: &[f64],
-    ) -> Result<(), PivotFailure> {
-        for j in 0..self.n {
-            let c = self.col_perm[j];
-            self.load_column(col_ptr, rows, values, c);
-            // U[:, j], supernode by supernode (the pattern is ascending, so a supernode's
-            // entries are consecutive in it).
-            let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
-            let mut q = u0;
-            while q < u1 {
-                let sn = self.sn_of[self.u_idx[q]];
-                let Supernode {
-                    first,
-                    last,
-                    w,
-                    r0,
-                    r1,
-                    height,
-                } = self.supernode(sn);
-                let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
-                let shared = &self.sn_rows[r0..r1];
-                let group_end = q + self.u_idx[q..u1].partition_point(|&k| k <= last);
-                // One column of the supernode: its shared rows are updated in place; more:
-                // accumulated densely and subtracted once per shared row.
-                let direct = group_end - q == 1;
-                let tmp = &mut self.sn_tmp[..r1 - r0];
-                while q < group_end {
-                    let k = self.u_idx[q];
-                    let ukj = self.x[k];
-                    self.x[k] = 0.0;
-                    self.u_val[q] = ukj;
-                    q += 1;
-                    if ukj == 0.0 {
-                        continue;
-                    }
-                    let col = &block[(k - first) * height..(k - first + 1) * height];
-                    // Rows k + 1 ..= last of the supernode: contiguous in x.
-                    for (xr, l) in self.x[k + 1..=last].iter_mut().zip(&col[k + 1 - first..w]) {
-                        *xr -= l * ukj;
-                    }
-                    if direct {
-                        for (&r, l) in shared.iter().zip(&col[w..]) {
-                            self.x[r] -= l * ukj;
-                        }
-                    } else {
-                        for (t, l) in tmp.iter_mut().zip(&col[w..]) {
-                            *t += l * ukj;
-                        }
-                    }
-                }
-                if !direct {
-                    for (t, &r) in tmp.iter_mut().zip(shared) {
-                        self.x[r] -= *t;
-                        *t = 0.0;
-                    }
-                }
-            }
-            let d = self.x[j];
-            self.x[j] = 0.0;
-            // L[:, j] in its supernode's block: rows j + 1 ..= last, then the shared rows.
-            let sn = self.sn_of[j];
+    /// `L[:, j] = x / U_jj` (`inv = 1/U_jj`) along the column's pattern; `x` back to zero there.
+    fn store_column(&mut self, j: usize, inv: f64) {
+        for q in self.l_ptr[j]..self.l_ptr[j + 1] {
+            let r = self.l_idx[q];
+            self.l_val[q] = self.x[r] * inv;
+            self.x[r] = 0.0;
+        }
+    }
+
+    /// [`StaticLu::update_from_columns`] supernode by supernode (see
+    /// [`StaticLu::build_supernodes`]): the pattern of `U[:, j]` is ascending, so a supernode's
+    /// entries are consecutive in it.
+    fn update_from_supernodes(&mut self, j: usize) {
+        let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
+        let mut q = u0;
+        while q < u1 {
+            let sn = self.sn_of[self.u_idx[q]];
             let Supernode {
                 first,
                 last,
@@ -738,31 +690,71 @@ impl StaticLu {
                 r1,
                 height,
             } = self.supernode(sn);
-            let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
-            let big = self.largest_candidate(below, c < self.primary);
-            if !pivot_ok(d, big) {
-                return self.fail();
+            let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
+            let shared = &self.sn_rows[r0..r1];
+            let group_end = q + self.u_idx[q..u1].partition_point(|&k| k <= last);
+            // One column of the supernode: its shared rows are updated in place; more:
+            // accumulated densely and subtracted once per shared row.
+            let direct = group_end - q == 1;
+            let tmp = &mut self.sn_tmp[..r1 - r0];
+            while q < group_end {
+                let k = self.u_idx[q];
+                let ukj = self.x[k];
+                self.x[k] = 0.0;
+                self.u_val[q] = ukj;
+                q += 1;
+                if ukj == 0.0 {
+                    continue;
+                }
+                let col = &block[(k - first) * height..(k - first + 1) * height];
+                // Rows k + 1 ..= last of the supernode: contiguous in x.
+                for (xr, l) in self.x[k + 1..=last].iter_mut().zip(&col[k + 1 - first..w]) {
+                    *xr -= l * ukj;
+                }
+                if direct {
+                    for (&r, l) in shared.iter().zip(&col[w..]) {
+                        self.x[r] -= l * ukj;
+                    }
+                } else {
+                    for (t, l) in tmp.iter_mut().zip(&col[w..]) {
+                        *t += l * ukj;
+                    }
+                }
             }
-            self.u_diag[j] = d;
-            let inv = 1.0 / d;
-            let off = self.sn_val_ptr[sn] + (j - first) * height;
-            let col = &mut self.sn_val[off..off + height];
-            for (l, xr) in col[j + 1 - first..w]
-                .iter_mut()
-                .zip(&mut self.x[j + 1..=last])
-            {
-                *l = *xr * inv;
-                *xr = 0.0;
-            }
-            for (l, &r) in col[w..].iter_mut().zip(&self.sn_rows[r0..r1]) {
-                *l = self.x[r] * inv;
-                self.x[r] = 0.0;
-            }
-            if self.left_outside(col_ptr, rows, c) {
-                return self.fail();
+            if !direct {
+                for (t, &r) in tmp.iter_mut().zip(shared) {
+                    self.x[r] -= *t;
+                    *t = 0.0;
+                }
             }
         }
-        Ok(())
+    }
+
+    /// [`StaticLu::store_column`] into column `j` of its supernode's block: rows `j + 1 ..= last`,
+    /// then the shared rows.
+    fn store_supernodal_column(&mut self, j: usize, inv: f64) {
+        let sn = self.sn_of[j];
+        let Supernode {
+            first,
+            last,
+            w,
+            r0,
+            r1,
+            height,
+        } = self.supernode(sn);
+        let off = self.sn_val_ptr[sn] + (j - first) * height;
+        let col = &mut self.sn_val[off..off + height];
+        for (l, xr) in col[j + 1 - first..w]
+            .iter_mut()
+            .zip(&mut self.x[j + 1..=last])
+        {
+            *l = *xr * inv;
+            *xr = 0.0;
+        }
+        for (l, &r) in col[w..].iter_mut().zip(&self.sn_rows[r0..r1]) {
+            *l = self.x[r] * inv;
+            self.x[r] = 0.0;
+        }
     }
 
     /// Solve `A x = b` in place with the stored factors.
