@@ -267,16 +267,21 @@ impl StaticLu {
         for r in &mut self.l_idx {
             *r = self.row_pos[*r];
         }
+        self.finish_structure(capacity);
+        Ok(())
+    }
+
+    /// The factors' structure is complete: storage that had to grow (its capacities were
+    /// `capacity` before) gets room for twice this fill, so that later pivot orders of the
+    /// pattern fit without allocating; supernodes built; the factors valid.
+    fn finish_structure(&mut self, capacity: (usize, usize)) {
         self.max_l = self.max_l.max(self.l_idx.len());
         self.max_u = self.max_u.max(self.u_idx.len());
-        // Storage that had to grow gets room for twice this fill: later pivot orders of the
-        // pattern then fit without allocating.
         if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
             self.reserve_twice();
         }
         self.build_supernodes();
         self.valid = true;
-        Ok(())
     }
 
     /// Set up the factors' structure for pivots on the diagonal along `col_perm` (no
@@ -412,13 +417,7 @@ impl StaticLu {
         self.u_val.resize(self.u_idx.len(), 0.0);
         self.u_diag.clear();
         self.u_diag.resize(n, 0.0);
-        self.max_l = self.max_l.max(self.l_idx.len());
-        self.max_u = self.max_u.max(self.u_idx.len());
-        if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
-            self.reserve_twice();
-        }
-        self.build_supernodes();
-        self.valid = true;
+        self.finish_structure(capacity);
     }
 
     /// Sort each column of `L` by row and copy `L` into supernodes: maximal runs of columns
