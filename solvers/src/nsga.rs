@@ -851,8 +851,7 @@ impl Nsga {
     /// Install a hook called before every step (see [`PreStepHook`]). When it adds or removes
     /// elements, the stages rebuild their patterns before the step, and analyze a changed
     /// pattern at their next factorization (counted in `StageSummary::symbolic_factorizations`);
-    /// elements that stay keep their
-    /// multipliers and their own history. Outputs keep the layout of the elements present when
+    /// elements that stay keep their multipliers and their own history. Outputs keep the layout of the elements present when
     /// the integrator was built (a removed element's channels read NaN; elements added later are
     /// not in the per-element datasets).
     pub fn set_pre_step_hook(
