@@ -141,6 +141,11 @@ impl Rng {
     }
 }
 
+/// End time of the killed runs \[s\]: long enough that every kill (at most 2.5 s after the
+/// start) comes before the run ends, with a wide margin for faster builds and machines (a
+/// release build runs 30 s of this model in about 2 s).
+const KILLED_T_END: &str = "300";
+
 #[test]
 fn crash_kill_at_random_moments_leaves_a_readable_file() {
     let dir = scratch("crash", "kill");
@@ -154,7 +159,7 @@ fn crash_kill_at_random_moments_leaves_a_readable_file() {
     // records a whole run writes.
     let out = dir.join("calibrate.h5");
     let start = Instant::now();
-    let mut child = spawn(&out, "30");
+    let mut child = spawn(&out, KILLED_T_END);
     while !out.exists() && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_micros(500));
     }
@@ -182,7 +187,7 @@ fn crash_kill_at_random_moments_leaves_a_readable_file() {
     for (i, &at) in moments.iter().enumerate() {
         let out = dir.join(format!("k{i}.h5"));
         let start = Instant::now();
-        let mut child = spawn(&out, "30");
+        let mut child = spawn(&out, KILLED_T_END);
         if let Some(rest) = at.checked_sub(start.elapsed()) {
             std::thread::sleep(rest);
         }

@@ -205,9 +205,7 @@ impl Hdf5Sink {
 
         let n_nodes = layout.node_names.len();
         let string_dataset = |g: &Group, name: &str, values: &[String], what: &str| {
-            var_len_strings(values)
-                .and_then(|v| g.new_dataset_builder().with_data(&v).create(name))
-                .map_err(|e| sink_err(path, what, e))
+            write_strings_dataset(g, name, values).map_err(|e| sink_err(path, what, e))
         };
         string_dataset(
             &nodes,

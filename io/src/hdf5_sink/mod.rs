@@ -292,6 +292,66 @@ pub(crate) fn var_len_strings<S: AsRef<str>>(
         .collect()
 }
 
+/// Create the dataset `name` in `group` holding `values` as variable-length UTF-8 strings.
+///
+/// Written through a transfer property list whose type-conversion buffer is sized to the
+/// data. hdf5-metno writes with the default list, for which HDF5 1.10 allocates a zeroed
+/// 1 MiB conversion buffer and a zeroed 1 MiB background buffer per write of
+/// variable-length strings: page faults that were a third of the cost of creating a
+/// results file (`docs/performance.md`). hdf5-metno does not expose the transfer list's
+/// buffer size, hence the raw `H5Dwrite`.
+pub(crate) fn write_strings_dataset(
+    group: &Group,
+    name: &str,
+    values: &[String],
+) -> hdf5::Result<Dataset> {
+    use hdf5_metno_sys::{h5d, h5p, h5s};
+    let v = var_len_strings(values)?;
+    let ds = group
+        .new_dataset::<VarLenUnicode>()
+        .shape(v.len())
+        .create(name)?;
+    if v.is_empty() {
+        return Ok(ds);
+    }
+    let mem_type = hdf5::Datatype::from_type::<VarLenUnicode>()?;
+    // Room for every element, at least 1 KiB (HDF5 needs one element's worth).
+    let bytes = (v.len() * std::mem::size_of::<VarLenUnicode>()).max(1024);
+    let status = hdf5::sync::sync(|| {
+        // SAFETY: the property list is created, used and closed here; `v` is a live slice
+        // of `v.len()` elements of the memory type `mem_type` (hdf5-metno's own layout of
+        // `VarLenUnicode`), and the dataset has exactly `v.len()` elements (H5S_ALL).
+        #[allow(unsafe_code)]
+        unsafe {
+            let dxpl = h5p::H5Pcreate(*hdf5::globals::H5P_DATASET_XFER);
+            if dxpl < 0 {
+                return -1;
+            }
+            let mut status =
+                h5p::H5Pset_buffer(dxpl, bytes, std::ptr::null_mut(), std::ptr::null_mut());
+            if status >= 0 {
+                status = h5d::H5Dwrite(
+                    ds.id(),
+                    mem_type.id(),
+                    h5s::H5S_ALL,
+                    h5s::H5S_ALL,
+                    dxpl,
+                    v.as_ptr().cast(),
+                );
+            }
+            h5p::H5Pclose(dxpl);
+            status
+        }
+    });
+    if status < 0 {
+        return Err(hdf5::Error::from(format!(
+            "writing {} strings into dataset `{name}` failed",
+            v.len()
+        )));
+    }
+    Ok(ds)
+}
+
 /// Write the scalar string attribute `name = value` on `loc`.
 pub(crate) fn write_str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
