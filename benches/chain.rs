@@ -4,7 +4,9 @@
 //! symbolic LU factorizations (one per subproblem while the pattern holds).
 //!
 //! Run: `cargo bench --bench chain` (all sizes) or `cargo bench --bench chain -- 10 100`;
-//! `--json` prints one JSON line per size instead of the table (for `scripts/bench_peers.py`).
+//! `--json` prints one JSON line per size instead of the table (for `scripts/bench_peers.py`);
+//! `--steps=K` runs K steps at every size (default `20 000 / N` clamped to 10 … 200), so that
+//! sizes compare over the same stretch of motion (the fitted exponent of the cost in N).
 
 #[path = "../tests/bench_models/mod.rs"]
 mod bench_models;
@@ -24,6 +26,8 @@ fn main() {
         args
     };
     let json = std::env::args().any(|a| a == "--json");
+    let fixed_steps: Option<usize> =
+        std::env::args().find_map(|a| a.strip_prefix("--steps=").and_then(|k| k.parse().ok()));
     if !json {
         println!(
             "{:>7} {:>7} {:>12} {:>14} {:>12} {:>10} {:>10}",
@@ -32,7 +36,7 @@ fn main() {
     }
     for n in sizes {
         let mut model = chain(n, 0.1);
-        let steps = (20_000 / n).clamp(10, 200);
+        let steps = fixed_steps.unwrap_or((20_000 / n).clamp(10, 200));
         let h = 1e-3;
         let opts = NsgaOptions {
             h,
