@@ -176,6 +176,105 @@ fn residual_only_evaluation_matches_the_full_one() {
     assert!(checked > 20, "only {checked} element stages checked");
 }
 
+/// An element the residual-only assembly skips as inert (`saltus_core::stage::inert_residual`)
+/// has an exactly zero residual and reference there, and the memo it records is the one the
+/// evaluation records: for every registered element at every stage, at random states with and
+/// without increments and multipliers (the first iterate of a correction has neither), open
+/// and closed contacts, admissible or not. The skip must also happen (a body and an open
+/// contact at the first iterate of a correction), so the check cannot pass vacuously.
+#[test]
+fn inert_elements_have_exactly_zero_residuals() {
+    saltus_elements::link();
+    let mut skipped = std::collections::BTreeSet::new();
+    let mut checked = 0;
+    for kind in element_kinds() {
+        let element = build_example(kind, &mut Rng::new(0x1E ^ kind.type_name.len() as u64))
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.type_name));
+        for (stage, cx) in saltus_core::fd::stage_contexts() {
+            if !participates(element.as_ref(), cx.level) {
+                continue;
+            }
+            for seed in 0..40u64 {
+                let mut fx = LocalFixture::random(
+                    kind.example_nodes,
+                    element.n_mult(cx.level),
+                    element.n_mult(Level::Smooth),
+                    0.3,
+                    &mut Rng::new(seed),
+                );
+                // Seeds alternate: increments zero or not, multipliers zero or not.
+                if seed % 2 == 0 {
+                    fx.incr.iter_mut().for_each(|d| d.fill(0.0));
+                }
+                if seed % 4 < 2 {
+                    fx.mult.fill(0.0);
+                }
+                let (nodes, tangents) = fx.states(&cx, &fx.incr);
+                let s = saltus_core::LocalState {
+                    kinds: &fx.kinds,
+                    nodes: &nodes,
+                    prev: &fx.prev,
+                    // Rates stages move from the smooth configuration, except in every
+                    // other group of 8 seeds: a velocity stage after a position correction.
+                    smooth: if cx.motion() == saltus_core::StageMotion::Rates && seed % 16 < 8 {
+                        &nodes
+                    } else {
+                        &fx.smooth
+                    },
+                    rot_tangent: &tangents,
+                    incr: &fx.incr,
+                    mult: &fx.mult,
+                    mult_smooth: &fx.mult_smooth,
+                    admissible: seed % 8 < 4,
+                    memo: None,
+                };
+                let Some(memo) = saltus_core::stage::inert_residual(element.as_ref(), &cx, &s)
+                else {
+                    continue;
+                };
+                let n = fx.n_unknowns();
+                let mut r = nalgebra::DVector::from_element(n, f64::NAN);
+                r.fill(0.0);
+                let mut h = nalgebra::DMatrix::zeros(n, n);
+                let mut out = saltus_core::LocalSystem {
+                    residual: r.rows_mut(0, n),
+                    hessian: h.view_mut((0, 0), (n, n)),
+                    reference: 0.0,
+                };
+                let mut sc = saltus_core::stage::Scratch::new(fx.kinds.len(), n);
+                saltus_core::stage::evaluate_element_residual(
+                    element.as_ref(),
+                    &cx,
+                    &s,
+                    &mut out,
+                    &mut sc,
+                )
+                .unwrap();
+                let what = format!("{} at {stage}, seed {seed}", kind.type_name);
+                assert_eq!(out.reference, 0.0, "{what}: reference");
+                assert!(r.iter().all(|&x| x == 0.0), "{what}: residual {r}");
+                let (a, b) = (memo, sc.memo());
+                assert_eq!(a.level, b.level, "{what}: memo level");
+                if a.level.is_some() {
+                    let bits = |m: [f64; 4]| m.map(f64::to_bits);
+                    assert_eq!(bits(a.values), bits(b.values), "{what}: memo values");
+                }
+                skipped.insert((kind.type_name, cx.level.name()));
+                checked += 1;
+            }
+        }
+    }
+    println!("inert evaluations checked: {checked}; skipped element stages: {skipped:?}");
+    for expected in [
+        ("rigid_body", "position"),
+        ("rigid_body", "velocity"),
+        ("sphere_plane_contact", "position"),
+        ("sphere_plane_contact", "velocity"),
+    ] {
+        assert!(skipped.contains(&expected), "{expected:?} never skipped");
+    }
+}
+
 /// The potential energy of every registered force element is the potential of its forces at
 /// rest: `f = −∂V/∂q` under material variations (`x + ε e_k`, `R exp(ε e_k)`), by central
 /// differences at random states with zero velocities (dampers then exert nothing). Exempt:

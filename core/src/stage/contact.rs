@@ -175,6 +175,40 @@ pub(super) fn add_contact_terms(
     Ok(memo)
 }
 
+/// Round-off allowance of an open contact's gap for [`inert_contact`]: `1e3 ε` times the size
+/// of the coordinates (at least 1 m), so that the geometry's frame gap and the law's `g_N`
+/// agree in sign beyond it.
+const GAP_ROUND_OFF: f64 = 1e3 * f64::EPSILON;
+
+/// Whether the contact's rows at the stage `cx` vanish exactly at `s` ([`super::inert_residual`]):
+/// `Some(memo)` with the memo [`add_contact_terms`] would record (`None` inside: none), or
+/// `None` when the laws must be evaluated. Zero multipliers and either the position stage with
+/// the contact open (`ζ_N = −π g_N < 0`) or the velocity stage's forced-gap branch.
+pub(super) fn inert_contact(
+    c: &ContactRef<'_>,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+) -> Option<Option<LevelMemo>> {
+    let nm = c.n_mult(cx.level);
+    if nm == 0 {
+        return Some(None);
+    }
+    if s.mult.len() < nm || s.mult[..nm].iter().any(|&m| m != 0.0) {
+        return None;
+    }
+    match cx.level {
+        Level::Position => {
+            let size = s.nodes.iter().fold(1.0_f64, |m, n| m.max(n.x.amax()));
+            let gap = c.geometry.frame(s.nodes).gap;
+            (gap > GAP_ROUND_OFF * size)
+                .then(|| Some(memo_values(Level::Position, [Status::Gap; 3], false)))
+        }
+        _ if !c.history.closed => Some(Some(memo_values(cx.level, [Status::Gap; 3], false))),
+        _ if !s.admissible => Some(None),
+        _ => None,
+    }
+}
+
 /// The memo of a contact evaluation at `level` from the statuses its laws returned (sliding,
 /// then rolling and spinning when `couples`): `[closed or loaded, sliding, rolling, spinning]`
 /// as [`Status::code`]s, NaN for a status the evaluation did not decide. The closed (position)
@@ -219,10 +253,13 @@ fn position_gaps(
 }
 
 fn check_finite(c: &ContactRef<'_>, g: &SlidingGaps) -> Result<(), ElementError> {
+    // Only the first `n` entries are set (the rest stay zero); the gradient `G_T` is stored
+    // column-major, 2 rows per node unknown.
+    let n = g.n;
     let finite = g.g_n.is_finite()
         && g.g_t.iter().all(|x| x.is_finite())
-        && g.grad_n.iter().all(|x| x.is_finite())
-        && g.grad_t.iter().all(|x| x.is_finite());
+        && g.grad_n.as_slice()[..n].iter().all(|x| x.is_finite())
+        && g.grad_t.as_slice()[..2 * n].iter().all(|x| x.is_finite());
     if finite {
         Ok(())
     } else {
@@ -276,9 +313,13 @@ fn warm_slot(level: Level) -> usize {
 /// its first converged solve, and for a contact that was open): the last converged ones, same
 /// physical `κλ`, the position level's scaled by `(h/h_n)²` and the velocity level's by
 /// `h/h_n` (a persistent force's impulses). See [`crate::contact::WarmStart`].
+///
+/// An open contact's exact multipliers are zero; its converged iterate may keep a residue
+/// within the tolerance (e.g. 1e-22), which would otherwise be carried from step to step and
+/// keep the contact's rows from vanishing exactly ([`inert_contact`]).
 pub fn contact_warm_start(history: &ContactHistory, cx: &StepCx, mult: &mut [f64]) {
     match cx.level {
-        Level::Position => history.last[0].recall(cx.k, cx.h, 2, mult),
+        Level::Position if history.closed => history.last[0].recall(cx.k, cx.h, 2, mult),
         Level::Velocity if history.closed => history.last[1].recall(cx.k, cx.h, 1, mult),
         _ => mult.fill(0.0),
     }

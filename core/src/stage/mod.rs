@@ -245,6 +245,49 @@ fn evaluate(
     Ok(())
 }
 
+/// Whether `element`'s residual at the stage `cx` is exactly zero at the state `s`, decided
+/// without evaluating it; `Some(memo)` then, with the memo the evaluation would have recorded
+/// (a residual-only assembly skips the element: a correction with nothing to correct, e.g. a
+/// free flight's position and velocity stages, costs no contact law). Conservative: `None`
+/// ("evaluate it") unless every term the element adds is known to vanish:
+///
+/// * inertia: a correction's `M u` with the increments `u` zero;
+/// * inertial and applied forces: a correction's difference `f(q, v) − f(q̃, ṽ)` with nothing
+///   it depends on moved from the smooth state;
+/// * a contact: its multipliers zero and, at the position stage, open by more than the
+///   round-off of `g_N` (`ζ_N = κλ_N − π g_N < 0`: the forced-gap rows `−κ²/π λ` vanish), at
+///   the velocity stage open at position level or not admissible (forced-gap rows);
+/// * never for constraints (`k g(q)` is not exactly zero) or raw level methods.
+pub fn inert_residual(element: &dyn Element, cx: &StepCx, s: &LocalState<'_>) -> Option<LevelMemo> {
+    if element.levels().contains(cx.level) || element.as_constraint().is_some() {
+        return None;
+    }
+    let moved = |dep: Dependence| !(cx.force_difference && unchanged(dep, s, s.smooth));
+    if let Some(inertia) = element.as_inertia() {
+        if cx.inertia != InertiaTerm::None {
+            let still = s.incr.iter().all(|u| u.iter().all(|&x| x == 0.0));
+            if cx.inertia == InertiaTerm::Acceleration
+                || !still
+                || moved(inertia.inertial_force_dependence())
+            {
+                return None;
+            }
+        }
+    }
+    if let Some(force) = element.as_force() {
+        if moved(force.dependence()) {
+            return None;
+        }
+    }
+    let mut memo = LevelMemo::default();
+    if let Some(c) = element.as_contact() {
+        if let Some(m) = contact::inert_contact(&c, cx, s)? {
+            memo = m;
+        }
+    }
+    Some(memo)
+}
+
 /// `r += M a`, `H += ∂a/∂u · M` with `a = v̇` (smooth) or `a = u` (corrections); returns the
 /// block norms of `M a`.
 fn add_inertia(

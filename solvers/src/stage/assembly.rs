@@ -5,7 +5,7 @@
 use super::{ResidualNorms, Stage, PARALLEL_MIN_ELEMENTS};
 use crate::error::SolveError;
 use crate::state::State;
-use saltus_core::stage::{evaluate_element, evaluate_element_residual};
+use saltus_core::stage::{evaluate_element, evaluate_element_residual, inert_residual};
 use saltus_core::{LocalSystem, Model, StepCx};
 
 impl Stage {
@@ -75,6 +75,23 @@ impl Stage {
                 continue;
             }
             let nn = state.gather(model, ie);
+            let (m0, m) = system.mult_range[ie];
+            let own = &mult[m0..m0 + m];
+            let mult_smooth = match smooth {
+                Some(s) => s.element_multipliers(ie),
+                None => own,
+            };
+            if !hessian {
+                // An element whose residual is exactly zero here adds nothing: no evaluation,
+                // no scatter (e.g. an open contact in a correction's convergence check).
+                let (arrays, gathered, _) = state.parts();
+                let local =
+                    gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
+                if let Some(memo) = inert_residual(element.as_ref(), cx, &local) {
+                    memos[ie] = memo;
+                    continue;
+                }
+            }
             let n = system.local_size(ie);
             // Zero the top-left n×n block column by column on the raw column-major storage
             // (a residual-only evaluation adds nothing to it, and it is not read).
@@ -86,12 +103,6 @@ impl Stage {
                 }
             }
             r_loc.as_mut_slice()[..n].fill(0.0);
-            let (m0, m) = system.mult_range[ie];
-            let own = &mult[m0..m0 + m];
-            let mult_smooth = match smooth {
-                Some(s) => s.element_multipliers(ie),
-                None => own,
-            };
             let result = {
                 let (arrays, gathered, scratch) = state.parts();
                 let local =
@@ -215,6 +226,14 @@ impl Stage {
                             hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
                             reference: 0.0,
                         };
+                        if !hessian {
+                            // Exactly zero residual: scattered as the zeros `r` holds.
+                            if let Some(m) = inert_residual(element.as_ref(), cx, &local) {
+                                *memo = m;
+                                head[0] = 0.0;
+                                return;
+                            }
+                        }
                         let evaluate = if hessian {
                             evaluate_element
                         } else {
