@@ -76,6 +76,7 @@ impl SymplecticEuler {
             max_iterations: 20,
             line_search: false,
             jacobian_reuse: self.reuse,
+            exact_reuse: false,
             contact_fallback: false,
         };
         let st = &mut self.state;
@@ -297,6 +298,7 @@ fn a_stage_runs_again_within_a_step_with_updated_data() {
         max_iterations: 20,
         line_search: false,
         jacobian_reuse: None,
+        exact_reuse: false,
         contact_fallback: false,
     };
     let (g1, g2) = (Vector3::new(0.0, 0.0, -9.81), Vector3::new(1.5, 0.7, 0.0));

@@ -361,3 +361,58 @@ fn v15_bouncing_ball_converges_linearly_to_the_nonsmooth_solution() {
     // Expected global order 1 with impacts (spec §10, thesis: linear).
     assert!((0.8..=1.5).contains(&slope), "order {slope}");
 }
+
+/// A ball resting on the plane (μ = 0.3): every step its position and velocity corrections
+/// push it back out of the floor and cancel the approach that gravity gave it. Their matrices
+/// do not change while it rests (same contact status, same configuration), so the corrections
+/// reuse last step's factorization (`Tolerance::exact_reuse`) instead of refactorizing per step,
+/// and end where full Newton ends: the resting height is the same to round-off.
+#[test]
+fn resting_contact_corrections_reuse_their_factorization() {
+    let (r, h, t_end) = (0.1, 1e-3, 1.0);
+    let rest = |reuse: Option<f64>| {
+        let mut model = ball(r, Vector3::zeros(), r, 0.3, 0.5);
+        let opts = NsgaOptions {
+            h,
+            t_end,
+            rho_inf: 0.8,
+            gravity: Vector3::new(0.0, 0.0, -G),
+            jacobian_reuse: reuse,
+            ..Default::default()
+        };
+        let mut solver = Nsga::new(&mut model, opts).unwrap();
+        let mut sink = MemorySink::default();
+        solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
+        let gap: Vec<f64> = sink
+            .channel("floor", "gap")
+            .unwrap()
+            .iter()
+            .map(|g| g[0])
+            .collect();
+        (
+            solver.summary().numeric_factorizations(),
+            gap,
+            solver.nodes()[0],
+        )
+    };
+    let (f_reuse, gap_reuse, end_reuse) = rest(NsgaOptions::default().jacobian_reuse);
+    let (f_full, gap_full, end_full) = rest(None);
+    println!(
+        "factorizations (smooth, position, velocity): reuse {f_reuse:?}, full Newton {f_full:?}"
+    );
+    let steps = (t_end / h).round() as usize;
+    // Full Newton factorizes each correction at every step; the reused factorization serves
+    // all but a few (the first steps, before the ball is at rest to 1e-6 of its size).
+    assert!(f_full[1] >= steps && f_full[2] >= steps, "{f_full:?}");
+    assert!(f_reuse[1] <= 5 && f_reuse[2] <= 5, "{f_reuse:?}");
+    // Same resting contact: the gap is solved to round-off either way (|g| ≲ 1e3 ε · r).
+    let worst = |g: &[f64]| g.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    println!(
+        "largest |gap|: reuse {:e}, full Newton {:e}",
+        worst(&gap_reuse),
+        worst(&gap_full)
+    );
+    assert!(worst(&gap_reuse) <= 1e-13 && worst(&gap_full) <= 1e-13);
+    assert!((end_reuse.x - end_full.x).norm() <= 1e-13);
+    assert!(end_reuse.v.norm() <= 1e-12 && end_full.v.norm() <= 1e-12);
+}

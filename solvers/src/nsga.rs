@@ -83,8 +83,10 @@ pub struct NsgaOptions {
     /// [`Tolerance::jacobian_reuse`]): its iteration matrix is reused, within a step and across
     /// steps, while every correction made with it reduces the residual by at least `θ` (and at a
     /// rate that reaches the tolerance within two more corrections);
-    /// `None`: full Newton. The position and velocity corrections always use full Newton (one
-    /// iteration leaves the constraints at round-off).
+    /// `None`: full Newton everywhere. The position and velocity corrections reuse a
+    /// factorization only as an exact Newton matrix ([`Tolerance::exact_reuse`]: a model at
+    /// rest, e.g. a resting contact), so that their constraints still end at round-off; with
+    /// `None` they refactorize at every solve too.
     pub jacobian_reuse: Option<f64>,
     /// Multiple impacts within a step: the velocity stage as the sequence of impact problems of
     /// `nsga.md` §9 ([`ImpactSequence`]); `None`: one velocity problem with every
@@ -627,6 +629,7 @@ impl Nsga {
     fn correction_tolerance(&self) -> Tolerance {
         Tolerance {
             jacobian_reuse: None,
+            exact_reuse: self.opts.jacobian_reuse.is_some(),
             ..self.tolerance()
         }
     }
@@ -646,6 +649,7 @@ impl Nsga {
             max_iterations: self.opts.max_iterations,
             line_search: self.opts.line_search,
             jacobian_reuse: self.opts.jacobian_reuse,
+            exact_reuse: false,
             contact_fallback: self.opts.contact_fallback,
         }
     }

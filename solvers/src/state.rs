@@ -367,6 +367,17 @@ impl State {
         self.gathered.view(self.arrays(), nn).kinds
     }
 
+    /// Whether the free nodes were at rest at the step start to `rel` of the coordinates'
+    /// size: `(|v_n| + |ω_n|) h ≤ rel (1 + max |x|)` for each, i.e. the configuration moves
+    /// by less than that over a step of `h`.
+    pub(crate) fn at_rest(&self, h: f64, rel: f64) -> bool {
+        let bound = rel * (1.0 + self.scale(true));
+        self.prev
+            .iter()
+            .enumerate()
+            .all(|(i, n)| self.offset(i).is_none() || (n.v.amax() + n.omega.amax()) * h <= bound)
+    }
+
     /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
     pub(crate) fn scale(&self, positions: bool) -> f64 {
         let mut s: f64 = 0.0;

@@ -444,6 +444,7 @@ impl<'o> StaticSolve<'o> {
             // Full Newton: each load step is a new problem, and the stability monitor
             // factorizes at every converged point anyway.
             jacobian_reuse: None,
+            exact_reuse: false,
             // A static stage has no contact rows.
             contact_fallback: false,
         };

@@ -245,6 +245,12 @@ fn evaluate(
     Ok(())
 }
 
+/// Whether [`inert_residual`] can ever find `element` inert at `level`: not for constraints
+/// or raw level methods (a stage caches this per element).
+pub fn may_be_inert(element: &dyn Element, level: Level) -> bool {
+    !(element.levels().contains(level) || element.as_constraint().is_some())
+}
+
 /// Whether `element`'s residual at the stage `cx` is exactly zero at the state `s`, decided
 /// without evaluating it; `Some(memo)` then, with the memo the evaluation would have recorded
 /// (a residual-only assembly skips the element: a correction with nothing to correct, e.g. a
@@ -259,7 +265,7 @@ fn evaluate(
 ///   the velocity stage open at position level or not admissible (forced-gap rows);
 /// * never for constraints (`k g(q)` is not exactly zero) or raw level methods.
 pub fn inert_residual(element: &dyn Element, cx: &StepCx, s: &LocalState<'_>) -> Option<LevelMemo> {
-    if element.levels().contains(cx.level) || element.as_constraint().is_some() {
+    if !may_be_inert(element, cx.level) {
         return None;
     }
     let moved = |dep: Dependence| !(cx.force_difference && unchanged(dep, s, s.smooth));

@@ -56,6 +56,7 @@ impl Stage {
             admissible,
             constant,
             memos,
+            inert_candidates,
             ..
         } = self;
         if hessian {
@@ -81,32 +82,29 @@ impl Stage {
                 Some(s) => s.element_multipliers(ie),
                 None => own,
             };
-            if !hessian {
-                // An element whose residual is exactly zero here adds nothing: no evaluation,
-                // no scatter (e.g. an open contact in a correction's convergence check).
-                let (arrays, gathered, _) = state.parts();
-                let local =
-                    gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
-                if let Some(memo) = inert_residual(element.as_ref(), cx, &local) {
-                    memos[ie] = memo;
-                    continue;
-                }
-            }
             let n = system.local_size(ie);
-            // Zero the top-left n×n block column by column on the raw column-major storage
-            // (a residual-only evaluation adds nothing to it, and it is not read).
-            if hessian {
-                let ld = h_loc.nrows();
-                let hs = h_loc.as_mut_slice();
-                for j in 0..n {
-                    hs[j * ld..j * ld + n].fill(0.0);
-                }
-            }
-            r_loc.as_mut_slice()[..n].fill(0.0);
             let result = {
                 let (arrays, gathered, scratch) = state.parts();
                 let local =
                     gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
+                // An element whose residual is exactly zero here adds nothing: no evaluation,
+                // no scatter (e.g. an open contact in a correction's convergence check).
+                if !hessian && inert_candidates[ie] {
+                    if let Some(memo) = inert_residual(element.as_ref(), cx, &local) {
+                        memos[ie] = memo;
+                        continue;
+                    }
+                }
+                // Zero the top-left n×n block column by column on the raw column-major
+                // storage (a residual-only evaluation adds nothing to it, and it is not read).
+                if hessian {
+                    let ld = h_loc.nrows();
+                    let hs = h_loc.as_mut_slice();
+                    for j in 0..n {
+                        hs[j * ld..j * ld + n].fill(0.0);
+                    }
+                }
+                r_loc.as_mut_slice()[..n].fill(0.0);
                 let mut out = LocalSystem {
                     residual: r_loc.rows_mut(0, n),
                     hessian: h_loc.view_mut((0, 0), (n, n)),
@@ -170,6 +168,7 @@ impl Stage {
             admissible,
             constant,
             memos,
+            inert_candidates,
             ..
         } = self;
         let smooth_is_cur = smooth.is_none();
@@ -182,6 +181,7 @@ impl Stage {
             let system = &*system;
             let mult = &*mult;
             let admissible = &*admissible;
+            let inert_candidates = &*inert_candidates;
             par.pool.install(|| {
                 local[..n_el * stride]
                     .par_chunks_mut(stride)
@@ -226,7 +226,7 @@ impl Stage {
                             hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
                             reference: 0.0,
                         };
-                        if !hessian {
+                        if !hessian && inert_candidates[ie] {
                             // Exactly zero residual: scattered as the zeros `r` holds.
                             if let Some(m) = inert_residual(element.as_ref(), cx, &local) {
                                 *memo = m;

@@ -49,6 +49,16 @@ pub struct Tolerance {
     /// solution satisfies the same tolerance. `None`: full Newton (a fresh iteration matrix at
     /// every iteration).
     pub jacobian_reuse: Option<f64>,
+    /// A solve's first correction may reuse the last factorization (e.g. last step's) on the
+    /// condition that it acts as an exact Newton matrix would: the residual it reaches must be
+    /// within the tolerance *and* at most `EXACT_REUSE_RATE` (10⁻⁴) of the one it started from;
+    /// otherwise a fresh matrix is assembled there. For stages whose converged iterate must
+    /// be as accurate as full Newton leaves it (NSGA's position and velocity corrections:
+    /// constraints at round-off): a resting contact's correction (same status, the same
+    /// configuration to 10⁻¹⁰) then costs a solve instead of a Hessian and a factorization,
+    /// while a matrix that changed over the step (a moving joint's `G(q)`) is refreshed.
+    /// After a refusal the stage waits 1, 2, 4, … 64 solves before it tries again.
+    pub exact_reuse: bool,
     /// A position or velocity stage whose Newton reaches the iteration cap hands its contacts to
     /// the contact-space Gauss–Seidel of [`Stage::settle_contacts`] before reporting
     /// non-convergence; `false`: Newton only.
@@ -194,6 +204,14 @@ pub struct Stage {
     /// The last assembly was at the state the last solve converged to (so `memos` describe
     /// it).
     memos_at_solution: bool,
+    /// [`Tolerance::exact_reuse`]: solves to wait before the next attempt, and the wait
+    /// after the next refusal (doubled per refusal up to `EXACT_REUSE_MAX_WAIT`, 1 after a
+    /// success).
+    reuse_wait: u32,
+    reuse_backoff: u32,
+    /// Per element: [`saltus_core::stage::may_be_inert`] at this stage's level (the others
+    /// skip the inert test of residual-only assemblies).
+    inert_candidates: Vec<bool>,
 }
 
 /// Fewest elements for which a stage assembles in parallel (below, thread hand-off costs more
@@ -237,6 +255,9 @@ impl Stage {
             constant: Vec::new(),
             memos: Vec::new(),
             memos_at_solution: false,
+            reuse_wait: 0,
+            reuse_backoff: 1,
+            inert_candidates: Vec::new(),
         };
         stage.install(None, model)?;
         Ok(stage)
@@ -278,6 +299,11 @@ impl Stage {
         self.topology = model.topology();
         self.admissible = vec![true; model.elements().len()];
         self.memos = vec![LevelMemo::default(); model.elements().len()];
+        self.inert_candidates = model
+            .elements()
+            .iter()
+            .map(|e| saltus_core::stage::may_be_inert(e.as_ref(), self.level))
+            .collect();
         self.memos_at_solution = false;
         self.constant.clear();
         self.summary.symbolic_factorizations = self.lu.symbolic_count;

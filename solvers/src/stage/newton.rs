@@ -50,7 +50,13 @@ impl Stage {
         // make a solve fail that Newton would finish.
         let may_reuse =
             |it: usize| tol.jacobian_reuse.is_some() && it + FRESH_BEFORE_CAP < tol.max_iterations;
-        let mut reuse = may_reuse(0) && self.factorized_for == Some(factors);
+        // Exact reuse (corrections): the first correction tries the last factorization when
+        // the model was at rest at the step start (its matrices then did not change: a
+        // resting contact), unless a recent attempt was refused.
+        let exact_try =
+            tol.exact_reuse && self.reuse_wait == 0 && state.at_rest(cx.h, EXACT_REUSE_REST);
+        self.reuse_wait = self.reuse_wait.saturating_sub(1);
+        let mut reuse = (may_reuse(0) || exact_try) && self.factorized_for == Some(factors);
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
@@ -86,7 +92,18 @@ impl Stage {
             };
             // Spec §10 test, plus the round-off floor of the constraint rows.
             let tolerance = residual_tolerance(tol, cx, state, reference);
-            if norm <= tolerance {
+            // A point reached by an exactly reused matrix counts only if that matrix acted
+            // as Newton's would (module constant EXACT_REUSE_RATE).
+            let exact = !(reused_step && tol.exact_reuse) || norm <= EXACT_REUSE_RATE * prev_norm;
+            if reused_step && tol.exact_reuse {
+                if exact && norm <= tolerance {
+                    self.reuse_backoff = 1;
+                } else {
+                    self.reuse_wait = self.reuse_backoff;
+                    self.reuse_backoff = (2 * self.reuse_backoff).min(EXACT_REUSE_MAX_WAIT);
+                }
+            }
+            if norm <= tolerance && exact {
                 // The assembly just made is at the solution: its memos describe it.
                 self.memos_at_solution = true;
                 break (it, norm);
@@ -98,6 +115,7 @@ impl Stage {
                 // tolerance (a slower one costs more residual assemblies than a new matrix).
                 let rate = norm / prev_norm;
                 let contracted = norm.is_finite()
+                    && exact
                     && norm <= theta * prev_norm
                     && norm * rate.powi(REUSE_AHEAD) <= tolerance;
                 if !contracted {
@@ -105,7 +123,10 @@ impl Stage {
                     // reduced ‖r‖, else where it started.
                     reuse = false;
                     start_check = false;
-                    let decreased = norm.is_finite() && norm < prev_norm;
+                    // A matrix refused by the exact-reuse test was not this point's: its
+                    // correction is undone (keeping it costs the semi-smooth Newton of a
+                    // contact network many iterations from a wrong status).
+                    let decreased = norm.is_finite() && norm < prev_norm && !tol.exact_reuse;
                     if !decreased {
                         rejected += 1;
                         self.set_iterate(state, 0.0);
@@ -293,6 +314,20 @@ const FRESH_BEFORE_CAP: usize = 2;
 /// chain N = 10 −5 %, N = 100 / 1 000 within noise, pendulum model 5.75 → 2.94 smooth iterations
 /// per step; 1 (refresh unless the next correction converges) was slower on the chain.
 const REUSE_AHEAD: i32 = 2;
+
+/// [`Tolerance::exact_reuse`]: a reused matrix's first correction must reduce `‖r‖` at
+/// least this much (as an exact Newton matrix does near the solution; a matrix that is off by
+/// `δ` relative contracts by about `δ`), so that the converged iterate is as accurate as full
+/// Newton leaves it.
+const EXACT_REUSE_RATE: f64 = 1e-4;
+
+/// [`Tolerance::exact_reuse`] is tried only when no free node moved by more than this
+/// (relative to the coordinates' size) over the last step: moving joints and contacts change
+/// their matrices (a chain's `G(q)`) and the attempt would be refused.
+const EXACT_REUSE_REST: f64 = 1e-6;
+
+/// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
+const EXACT_REUSE_MAX_WAIT: u32 = 64;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;
