@@ -159,6 +159,9 @@ pub struct StageSummary {
     /// Reused-factorization corrections discarded because they did not reduce `‖r‖` (the
     /// iterate went back to where the correction started; included in `iterations`).
     pub rejected_corrections: usize,
+    /// First corrections of [`Tolerance::exact_reuse`] refused (undone, the matrix refreshed;
+    /// not counted in `iterations`).
+    pub refused_reuses: usize,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.

@@ -123,11 +123,18 @@ impl Stage {
                     // reduced ‖r‖, else where it started.
                     reuse = false;
                     start_check = false;
-                    // A matrix refused by the exact-reuse test was not this point's: its
-                    // correction is undone (keeping it costs the semi-smooth Newton of a
-                    // contact network many iterations from a wrong status).
-                    let decreased = norm.is_finite() && norm < prev_norm && !tol.exact_reuse;
-                    if !decreased {
+                    let decreased = norm.is_finite() && norm < prev_norm;
+                    if tol.exact_reuse {
+                        // A matrix refused by the exact-reuse test was not this point's: its
+                        // correction is undone (keeping it costs the semi-smooth Newton of a
+                        // contact network many iterations from a wrong status), and the probe
+                        // is not counted as an iteration of the solve.
+                        it -= 1;
+                        reused -= 1;
+                        self.summary.refused_reuses += 1;
+                        self.set_iterate(state, 0.0);
+                        update(state);
+                    } else if !decreased {
                         rejected += 1;
                         self.set_iterate(state, 0.0);
                         update(state);
