@@ -127,7 +127,12 @@ pub(super) fn add_contact_terms(
         }
         let gaps = position_gaps(c, s, curvatures.then_some(&mut *curv))?;
         let curv = curvatures.then_some(&*curv);
-        let st = law::sliding(sc, c.friction(s.prev, &layout), &gaps, curv, &m, &l, b);
+        let mu = c.friction(s.prev, &layout);
+        let st = if hessian {
+            law::sliding(sc, mu, &gaps, curv, &m, &l, b)
+        } else {
+            law::sliding(sc, mu, &gaps, curv, &m, &l, &mut law::ResidualOnly(b))
+        };
         memo = Some(memo_values(cx.level, [st, Status::Gap, Status::Gap], false));
         if hessian {
             // Configuration columns: ∂q/∂u · T on rotational unknowns.
@@ -147,13 +152,24 @@ pub(super) fn add_contact_terms(
     } else {
         let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
         check_finite(c, &gaps)?;
-        let st = law::sliding(sc, c.friction(s.prev, &layout), &gaps, None, &m, &l, b);
+        let mu = c.friction(s.prev, &layout);
+        let st = if hessian {
+            law::sliding(sc, mu, &gaps, None, &m, &l, b)
+        } else {
+            law::sliding(sc, mu, &gaps, None, &m, &l, &mut law::ResidualOnly(b))
+        };
         let mut found = [st, Status::Gap, Status::Gap];
         if let Some(r) = couples {
             let sr = couple_scaling(sc, r);
             let (rho, gamma) = (c.law.rolling_resistance, c.law.spinning_resistance);
-            found[1] = law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
-            found[2] = law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
+            if hessian {
+                found[1] = law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, b);
+                found[2] = law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, b);
+            } else {
+                let r = &mut law::ResidualOnly(b);
+                found[1] = law::rolling(sr, sc, rho, &gaps, &roll, &m, &l, r);
+                found[2] = law::spinning(sr, sc, gamma, &gaps, &spin, &m, &l, r);
+            }
         }
         memo = Some(memo_values(cx.level, found, couples.is_some()));
         if hessian {

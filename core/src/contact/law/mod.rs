@@ -325,6 +325,27 @@ pub trait Sink {
     fn add_residual(&mut self, i: usize, value: f64);
     /// `K[(i, j)] += value`.
     fn add_tangent(&mut self, i: usize, j: usize, value: f64);
+    /// Whether the sink keeps the tangent `K` (default). A residual-only sink returns `false`:
+    /// the laws then skip forming the tangent blocks (a residual check of a Newton loop).
+    fn tangents(&self) -> bool {
+        true
+    }
+}
+
+/// A [`Sink`] that keeps the force vector only: the laws skip their tangent blocks.
+pub struct ResidualOnly<'a, S: Sink + ?Sized>(pub &'a mut S);
+
+impl<S: Sink + ?Sized> Sink for ResidualOnly<'_, S> {
+    #[inline]
+    fn add_residual(&mut self, i: usize, value: f64) {
+        self.0.add_residual(i, value);
+    }
+    #[inline]
+    fn add_tangent(&mut self, _i: usize, _j: usize, _value: f64) {}
+    #[inline]
+    fn tangents(&self) -> bool {
+        false
+    }
 }
 
 impl Sink for LocalSystem<'_> {

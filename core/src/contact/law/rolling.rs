@@ -62,37 +62,41 @@ pub fn rolling<S: Sink + ?Sized>(
         // Stick: no rotation.
         add_fx(out, l, n, &(-(w.transpose() * eta)));
         add_f2(out, l.chi_t, &(-k * rates.omega_t));
-        add_kxx(out, l, n, &(p * w.transpose() * w));
-        let kw: TangentialGradient = -k * w;
-        add_kx_cols2(out, l, n, l.chi_t, &kw.transpose());
-        add_k_rows2_x(out, l, n, l.chi_t, &kw);
+        if out.tangents() {
+            add_kxx(out, l, n, &(p * w.transpose() * w));
+            let kw: TangentialGradient = -k * w;
+            add_kx_cols2(out, l, n, l.chi_t, &kw.transpose());
+            add_k_rows2_x(out, l, n, l.chi_t, &kw);
+        }
         Status::Stick
     } else {
         // Slip (rolling): ‖η_T‖ ≥ ρσ_N > 0.
         let (tau, p_w) = direction(&eta, norm);
         let w_tau: NodeVector = w.transpose() * tau;
-        let w_p: NodeColumns2 = w.transpose() * p_w;
         add_fx(out, l, n, &(-radius * w_tau));
-        add_kxx(
-            out,
-            l,
-            n,
-            &((rho * pn) * w_tau * gn.transpose() + (rho * p * sigma_n) * w_p * w),
-        );
-        add_kx_col(out, l, n, l.lambda_n, &(-(rho * kn) * w_tau));
-        add_kx_cols2(out, l, n, l.chi_t, &(-(rho * k * sigma_n) * w_p));
-        let kchv: TangentialGradient =
-            -(rho * k * pn / p) * tau * gn.transpose() - (rho * k * sigma_n) * p_w * w;
-        add_k_rows2_x(out, l, n, l.chi_t, &kchv);
-        let c = sc.gap_factor();
         add_f2(out, l.chi_t, &((k / p) * (-k * m.chi_t + radius * tau)));
-        add_k2_col(out, l.chi_t, l.lambda_n, &((rho * k * kn / p) * tau));
-        add_k22(
-            out,
-            l.chi_t,
-            l.chi_t,
-            &(c * (radius * p_w - Matrix2::identity())),
-        );
+        if out.tangents() {
+            let w_p: NodeColumns2 = w.transpose() * p_w;
+            add_kxx(
+                out,
+                l,
+                n,
+                &((rho * pn) * w_tau * gn.transpose() + (rho * p * sigma_n) * w_p * w),
+            );
+            add_kx_col(out, l, n, l.lambda_n, &(-(rho * kn) * w_tau));
+            add_kx_cols2(out, l, n, l.chi_t, &(-(rho * k * sigma_n) * w_p));
+            let kchv: TangentialGradient =
+                -(rho * k * pn / p) * tau * gn.transpose() - (rho * k * sigma_n) * p_w * w;
+            add_k_rows2_x(out, l, n, l.chi_t, &kchv);
+            let c = sc.gap_factor();
+            add_k2_col(out, l.chi_t, l.lambda_n, &((rho * k * kn / p) * tau));
+            add_k22(
+                out,
+                l.chi_t,
+                l.chi_t,
+                &(c * (radius * p_w - Matrix2::identity())),
+            );
+        }
         Status::Slip
     }
 }

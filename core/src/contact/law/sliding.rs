@@ -49,16 +49,22 @@ pub fn sliding<S: Sink + ?Sized>(
     let gn = &gaps.grad_n;
     let gt = &gaps.grad_t;
 
-    // Normal part, common to stick and slip.
+    // Normal part, common to stick and slip. `t`: the sink keeps tangents (else only `F`).
+    let t = out.tangents();
     let mut fx: NodeVector = -zeta_n * gn;
-    let mut kxx: NodeMatrix = p * gn * gn.transpose();
-    if let Some(c) = curvature {
-        kxx -= zeta_n * c.h_n;
+    let mut kxx = NodeMatrix::zeros();
+    if t {
+        kxx = p * gn * gn.transpose();
+        if let Some(c) = curvature {
+            kxx -= zeta_n * c.h_n;
+        }
     }
     out.add_residual(l.lambda_n, -k * gaps.g_n);
-    let kgn: NodeVector = -k * gn;
-    add_kx_col(out, l, n, l.lambda_n, &kgn);
-    add_k_row_x(out, l, n, l.lambda_n, &kgn);
+    if t {
+        let kgn: NodeVector = -k * gn;
+        add_kx_col(out, l, n, l.lambda_n, &kgn);
+        add_k_row_x(out, l, n, l.lambda_n, &kgn);
+    }
 
     let status = if !resists(mu) {
         // Frictionless (§8.6 item 3): never evaluate the friction branches.
@@ -71,48 +77,54 @@ pub fn sliding<S: Sink + ?Sized>(
         if norm <= radius {
             // Stick.
             fx -= gt.transpose() * zeta_t;
-            kxx += p * gt.transpose() * gt;
-            if let Some(c) = curvature {
-                kxx -= zeta_t[0] * c.h_t[0] + zeta_t[1] * c.h_t[1];
-            }
             add_f2(out, l.lambda_t, &(-k * gaps.g_t));
-            let kgt: TangentialGradient = -k * gt;
-            add_kx_cols2(out, l, n, l.lambda_t, &kgt.transpose());
-            add_k_rows2_x(out, l, n, l.lambda_t, &kgt);
+            if t {
+                kxx += p * gt.transpose() * gt;
+                if let Some(c) = curvature {
+                    kxx -= zeta_t[0] * c.h_t[0] + zeta_t[1] * c.h_t[1];
+                }
+                let kgt: TangentialGradient = -k * gt;
+                add_kx_cols2(out, l, n, l.lambda_t, &kgt.transpose());
+                add_k_rows2_x(out, l, n, l.lambda_t, &kgt);
+            }
             Status::Stick
         } else {
             // Slip: ‖ζ_T‖ > μζ_N > 0, so τ and P_τ are well defined.
             let (tau, p_tau) = direction(&zeta_t, norm);
             let gt_tau: NodeVector = gt.transpose() * tau;
-            let gt_p: NodeColumns2 = gt.transpose() * p_tau;
             fx -= radius * gt_tau;
-            kxx += (mu * p) * gt_tau * gn.transpose() + (mu * p * zeta_n) * gt_p * gt;
-            if let Some(c) = curvature {
-                kxx -= radius * (tau[0] * c.h_t[0] + tau[1] * c.h_t[1]);
-            }
-            add_kx_col(out, l, n, l.lambda_n, &(-(mu * k) * gt_tau));
-            add_kx_cols2(out, l, n, l.lambda_t, &(-(mu * k * zeta_n) * gt_p));
-            let ktx: TangentialGradient =
-                -(mu * k) * tau * gn.transpose() - (mu * k * zeta_n) * p_tau * gt;
-            add_k_rows2_x(out, l, n, l.lambda_t, &ktx);
-            let c = sc.gap_factor();
             add_f2(
                 out,
                 l.lambda_t,
                 &((k / p) * (-k * m.lambda_t + radius * tau)),
             );
-            add_k2_col(out, l.lambda_t, l.lambda_n, &((mu * c) * tau));
-            add_k22(
-                out,
-                l.lambda_t,
-                l.lambda_t,
-                &(c * (radius * p_tau - Matrix2::identity())),
-            );
+            if t {
+                let gt_p: NodeColumns2 = gt.transpose() * p_tau;
+                kxx += (mu * p) * gt_tau * gn.transpose() + (mu * p * zeta_n) * gt_p * gt;
+                if let Some(c) = curvature {
+                    kxx -= radius * (tau[0] * c.h_t[0] + tau[1] * c.h_t[1]);
+                }
+                add_kx_col(out, l, n, l.lambda_n, &(-(mu * k) * gt_tau));
+                add_kx_cols2(out, l, n, l.lambda_t, &(-(mu * k * zeta_n) * gt_p));
+                let ktx: TangentialGradient =
+                    -(mu * k) * tau * gn.transpose() - (mu * k * zeta_n) * p_tau * gt;
+                add_k_rows2_x(out, l, n, l.lambda_t, &ktx);
+                let c = sc.gap_factor();
+                add_k2_col(out, l.lambda_t, l.lambda_n, &((mu * c) * tau));
+                add_k22(
+                    out,
+                    l.lambda_t,
+                    l.lambda_t,
+                    &(c * (radius * p_tau - Matrix2::identity())),
+                );
+            }
             Status::Slip
         }
     };
     add_fx(out, l, n, &fx);
-    add_kxx(out, l, n, &kxx);
+    if t {
+        add_kxx(out, l, n, &kxx);
+    }
     status
 }
 

@@ -55,10 +55,12 @@ pub fn spinning<S: Sink + ?Sized>(
         // Stick: no spin.
         add_fx(out, l, n, &(-eta * w));
         out.add_residual(l.chi_n, -k * rate.omega_n);
-        add_kxx(out, l, n, &(p * w * w.transpose()));
-        let kw: NodeVector = -k * w;
-        add_kx_col(out, l, n, l.chi_n, &kw);
-        add_k_row_x(out, l, n, l.chi_n, &kw);
+        if out.tangents() {
+            add_kxx(out, l, n, &(p * w * w.transpose()));
+            let kw: NodeVector = -k * w;
+            add_kx_col(out, l, n, l.chi_n, &kw);
+            add_k_row_x(out, l, n, l.chi_n, &kw);
+        }
         Status::Stick
     } else {
         // Slip (spinning): |η_N| ≥ γ_sσ_N > 0, so s = ±1.
@@ -66,6 +68,9 @@ pub fn spinning<S: Sink + ?Sized>(
         let c = sc.gap_factor();
         add_fx(out, l, n, &(-(radius * s) * w));
         out.add_residual(l.chi_n, (k / p) * (-k * m.chi_n + radius * s));
+        if !out.tangents() {
+            return Status::Slip;
+        }
         add_kxx(out, l, n, &((gamma_s * pn * s) * w * gn.transpose()));
         add_kx_col(out, l, n, l.lambda_n, &(-(gamma_s * kn * s) * w));
         add_k_row_x(out, l, n, l.chi_n, &(-(k * pn / p * gamma_s * s) * gn));

@@ -920,3 +920,54 @@ fn multipliers_and_status_helpers() {
     let cx = crate::fd::test_cx(crate::Level::Velocity);
     assert_eq!(Scaling::from_cx(&cx), Scaling::new(cx.k, cx.p));
 }
+
+/// A residual-only sink ([`ResidualOnly`]) receives exactly the force vector and the statuses
+/// of the full evaluation, in every status combination, with and without curvatures, and no
+/// tangent entry.
+#[test]
+fn residual_only_sink_gets_the_same_force_and_statuses() {
+    /// Records residual entries; counts tangent entries (must stay 0 behind `ResidualOnly`).
+    struct Probe {
+        r: DVector<f64>,
+        tangents: usize,
+    }
+    impl Sink for Probe {
+        fn add_residual(&mut self, i: usize, value: f64) {
+            self.r[i] += value;
+        }
+        fn add_tangent(&mut self, _i: usize, _j: usize, _value: f64) {
+            self.tangents += 1;
+        }
+    }
+    let targets = [Target::Gap, Target::Stick, Target::Slip];
+    let mut combos = Vec::new();
+    for &slide in &targets {
+        for &roll in &targets {
+            for &spin in &targets {
+                combos.push((slide, roll, spin));
+            }
+        }
+    }
+    let mut cases = 0;
+    for (seed, &(slide, roll, spin)) in combos.iter().enumerate() {
+        for curvature in [false, true] {
+            let case = make_case(seed as u64 + 11, 12, curvature, slide, roll, spin);
+            let (r, _, st) = case.eval(Law::All, &case.phi0);
+            let mut probe = Probe {
+                r: DVector::zeros(case.m()),
+                tangents: 0,
+            };
+            let st_r = case.apply(Law::All, &case.phi0, &mut ResidualOnly(&mut probe));
+            assert_eq!(st, st_r, "{slide:?} {roll:?} {spin:?}");
+            assert_eq!(probe.tangents, 0);
+            // Bit for bit: the same additions in the same order per entry.
+            assert_eq!(
+                r.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                probe.r.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{slide:?} {roll:?} {spin:?} curvature {curvature}"
+            );
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 54);
+}
