@@ -39,6 +39,56 @@ fn build_example(kind: &ElementKind, rng: &mut Rng) -> Result<Box<dyn Element>, 
     (kind.build)(&def, &BuildCx::new(&nodes)).map_err(|e| e.to_string())
 }
 
+/// The local state of `fx` at `nodes`: its smooth base is `nodes` itself for a stage that
+/// moves the rates only (`rates`), else the fixture's smooth state.
+fn local_state<'a>(
+    fx: &'a LocalFixture,
+    nodes: &'a [NodeState],
+    tangents: &'a [nalgebra::Matrix3<f64>],
+    rates: bool,
+    admissible: bool,
+) -> saltus_core::LocalState<'a> {
+    saltus_core::LocalState {
+        kinds: &fx.kinds,
+        nodes,
+        prev: &fx.prev,
+        smooth: if rates { nodes } else { &fx.smooth },
+        rot_tangent: tangents,
+        incr: &fx.incr,
+        mult: &fx.mult,
+        mult_smooth: &fx.mult_smooth,
+        admissible,
+        memo: None,
+    }
+}
+
+/// Evaluate `element` at `s` into fresh buffers, with its Hessian (`full`) or residual-only:
+/// the residual, the convergence reference and the memo the evaluation recorded.
+fn evaluate(
+    element: &dyn Element,
+    cx: &saltus_core::StepCx,
+    s: &saltus_core::LocalState<'_>,
+    full: bool,
+) -> (nalgebra::DVector<f64>, f64, saltus_core::LevelMemo) {
+    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
+    let mut r = nalgebra::DVector::zeros(n);
+    let mut h = nalgebra::DMatrix::zeros(n, n);
+    let mut out = saltus_core::LocalSystem {
+        residual: r.rows_mut(0, n),
+        hessian: h.view_mut((0, 0), (n, n)),
+        reference: 0.0,
+    };
+    let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
+    let f = if full {
+        saltus_core::stage::evaluate_element
+    } else {
+        saltus_core::stage::evaluate_element_residual
+    };
+    f(element, cx, s, &mut out, &mut sc).unwrap();
+    let reference = out.reference;
+    (r, reference, sc.memo())
+}
+
 #[test]
 fn every_registered_element_has_exact_hessians() {
     saltus_elements::link();
@@ -133,39 +183,10 @@ fn residual_only_evaluation_matches_the_full_one() {
                 &mut Rng::new(3),
             );
             let (nodes, tangents) = fx.states(&cx, &fx.incr);
-            let s = saltus_core::LocalState {
-                kinds: &fx.kinds,
-                nodes: &nodes,
-                prev: &fx.prev,
-                smooth: if cx.motion() == saltus_core::StageMotion::Rates {
-                    &nodes
-                } else {
-                    &fx.smooth
-                },
-                rot_tangent: &tangents,
-                incr: &fx.incr,
-                mult: &fx.mult,
-                mult_smooth: &fx.mult_smooth,
-                admissible: true,
-                memo: None,
-            };
-            let n = fx.n_unknowns();
+            let rates = cx.motion() == saltus_core::StageMotion::Rates;
+            let s = local_state(&fx, &nodes, &tangents, rates, true);
             let eval = |full: bool| {
-                let mut r = nalgebra::DVector::zeros(n);
-                let mut h = nalgebra::DMatrix::zeros(n, n);
-                let mut out = saltus_core::LocalSystem {
-                    residual: r.rows_mut(0, n),
-                    hessian: h.view_mut((0, 0), (n, n)),
-                    reference: 0.0,
-                };
-                let mut sc = saltus_core::stage::Scratch::new(fx.kinds.len(), n);
-                let f = if full {
-                    saltus_core::stage::evaluate_element
-                } else {
-                    saltus_core::stage::evaluate_element_residual
-                };
-                f(element.as_ref(), &cx, &s, &mut out, &mut sc).unwrap();
-                let reference = out.reference;
+                let (r, reference, _) = evaluate(element.as_ref(), &cx, &s, full);
                 (r, reference)
             };
             let (full, residual) = (eval(true), eval(false));
@@ -210,50 +231,19 @@ fn inert_elements_have_exactly_zero_residuals() {
                     fx.mult.fill(0.0);
                 }
                 let (nodes, tangents) = fx.states(&cx, &fx.incr);
-                let s = saltus_core::LocalState {
-                    kinds: &fx.kinds,
-                    nodes: &nodes,
-                    prev: &fx.prev,
-                    // Rates stages move from the smooth configuration, except in every
-                    // other group of 8 seeds: a velocity stage after a position correction.
-                    smooth: if cx.motion() == saltus_core::StageMotion::Rates && seed % 16 < 8 {
-                        &nodes
-                    } else {
-                        &fx.smooth
-                    },
-                    rot_tangent: &tangents,
-                    incr: &fx.incr,
-                    mult: &fx.mult,
-                    mult_smooth: &fx.mult_smooth,
-                    admissible: seed % 8 < 4,
-                    memo: None,
-                };
+                // Rates stages move from the smooth configuration, except in every other
+                // group of 8 seeds: a velocity stage after a position correction.
+                let rates = cx.motion() == saltus_core::StageMotion::Rates && seed % 16 < 8;
+                let s = local_state(&fx, &nodes, &tangents, rates, seed % 8 < 4);
                 let Some(memo) = saltus_core::stage::inert_residual(element.as_ref(), &cx, &s)
                 else {
                     continue;
                 };
-                let n = fx.n_unknowns();
-                let mut r = nalgebra::DVector::from_element(n, f64::NAN);
-                r.fill(0.0);
-                let mut h = nalgebra::DMatrix::zeros(n, n);
-                let mut out = saltus_core::LocalSystem {
-                    residual: r.rows_mut(0, n),
-                    hessian: h.view_mut((0, 0), (n, n)),
-                    reference: 0.0,
-                };
-                let mut sc = saltus_core::stage::Scratch::new(fx.kinds.len(), n);
-                saltus_core::stage::evaluate_element_residual(
-                    element.as_ref(),
-                    &cx,
-                    &s,
-                    &mut out,
-                    &mut sc,
-                )
-                .unwrap();
+                let (r, reference, evaluated) = evaluate(element.as_ref(), &cx, &s, false);
                 let what = format!("{} at {stage}, seed {seed}", kind.type_name);
-                assert_eq!(out.reference, 0.0, "{what}: reference");
+                assert_eq!(reference, 0.0, "{what}: reference");
                 assert!(r.iter().all(|&x| x == 0.0), "{what}: residual {r}");
-                let (a, b) = (memo, sc.memo());
+                let (a, b) = (memo, evaluated);
                 assert_eq!(a.level, b.level, "{what}: memo level");
                 if a.level.is_some() {
                     let bits = |m: [f64; 4]| m.map(f64::to_bits);

@@ -38,17 +38,21 @@ fn run(model: &mut Model, h: f64, t_end: f64) -> (MemorySink, RunSummary) {
     (sink, s)
 }
 
+/// The recorded gap \[m\] between the ball and the floor, per record.
+fn floor_gaps(sink: &MemorySink) -> Vec<f64> {
+    sink.channel("floor", "gap")
+        .unwrap()
+        .iter()
+        .map(|g| g[0])
+        .collect()
+}
+
 #[test]
 fn bouncing_ball_apexes_penetration_and_rest() {
     let (r, e, drop, h) = (0.1, 0.8, 1.0, 1e-3);
     let mut model = ball(drop + r, Vector3::zeros(), r, 0.0, e);
     let (sink, s) = run(&mut model, h, 5.0);
-    let gap: Vec<f64> = sink
-        .channel("floor", "gap")
-        .unwrap()
-        .iter()
-        .map(|g| g[0])
-        .collect();
+    let gap = floor_gaps(&sink);
     let min_gap = gap.iter().cloned().fold(f64::INFINITY, f64::min);
     let mut apex = Vec::new();
     for i in 1..gap.len() - 1 {
@@ -383,15 +387,9 @@ fn resting_contact_corrections_reuse_their_factorization() {
         let mut solver = Nsga::new(&mut model, opts).unwrap();
         let mut sink = MemorySink::default();
         solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
-        let gap: Vec<f64> = sink
-            .channel("floor", "gap")
-            .unwrap()
-            .iter()
-            .map(|g| g[0])
-            .collect();
         (
             solver.summary().numeric_factorizations(),
-            gap,
+            floor_gaps(&sink),
             solver.nodes()[0],
         )
     };
