@@ -57,6 +57,8 @@ impl Stage {
             tol.exact_reuse && self.reuse_wait == 0 && state.at_rest(cx.h, EXACT_REUSE_REST);
         self.reuse_wait = self.reuse_wait.saturating_sub(1);
         let mut reuse = (may_reuse(0) || exact_try) && self.factorized_for == Some(factors);
+        // The first correction is the exact-reuse probe (judged by EXACT_REUSE_RATE).
+        let mut probing = exact_try && reuse;
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
@@ -92,10 +94,12 @@ impl Stage {
             };
             // Spec §10 test, plus the round-off floor of the constraint rows.
             let tolerance = residual_tolerance(tol, cx, state, reference);
-            // A point reached by an exactly reused matrix counts only if that matrix acted
-            // as Newton's would (module constant EXACT_REUSE_RATE).
-            let exact = !(reused_step && tol.exact_reuse) || norm <= EXACT_REUSE_RATE * prev_norm;
-            if reused_step && tol.exact_reuse {
+            // The point reached by the exact-reuse probe counts only if its matrix acted as
+            // Newton's would (EXACT_REUSE_RATE).
+            let probed = probing && reused_step;
+            let exact = !probed || norm <= EXACT_REUSE_RATE * prev_norm;
+            if probed {
+                probing = false;
                 if exact && norm <= tolerance {
                     self.reuse_backoff = 1;
                 } else {
@@ -124,7 +128,7 @@ impl Stage {
                     reuse = false;
                     start_check = false;
                     let decreased = norm.is_finite() && norm < prev_norm;
-                    if tol.exact_reuse {
+                    if probed {
                         // A matrix refused by the exact-reuse test was not this point's: its
                         // correction is undone (keeping it costs the semi-smooth Newton of a
                         // contact network many iterations from a wrong status), and the probe
