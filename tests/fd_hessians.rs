@@ -230,10 +230,18 @@ fn inert_elements_have_exactly_zero_residuals() {
                 if seed % 4 < 2 {
                     fx.mult.fill(0.0);
                 }
-                let (nodes, tangents) = fx.states(&cx, &fx.incr);
+                let (mut nodes, tangents) = fx.states(&cx, &fx.incr);
                 // Rates stages move from the smooth configuration, except in every other
-                // group of 8 seeds: a velocity stage after a position correction.
+                // group of 8 seeds: a velocity stage after a position correction, whose
+                // configuration is no longer the smooth one.
                 let rates = cx.motion() == saltus_core::StageMotion::Rates && seed % 16 < 8;
+                if cx.motion() == saltus_core::StageMotion::Rates && !rates {
+                    for n in &mut nodes {
+                        n.x += nalgebra::Vector3::new(1e-3, -2e-3, 5e-4);
+                        n.r =
+                            saltus_core::lie::exp(&nalgebra::Vector3::new(2e-3, 1e-3, -1e-3)) * n.r;
+                    }
+                }
                 let s = local_state(&fx, &nodes, &tangents, rates, seed % 8 < 4);
                 let Some(memo) = saltus_core::stage::inert_residual(element.as_ref(), &cx, &s)
                 else {
