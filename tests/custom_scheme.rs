@@ -76,8 +76,7 @@ impl SymplecticEuler {
             max_iterations: 20,
             line_search: false,
             jacobian_reuse: self.reuse,
-            exact_reuse: false,
-            contact_fallback: false,
+            ..Tolerance::default()
         };
         let st = &mut self.state;
         // The stage's base is the state at t_n: v = v_n + W with q = q_n.
@@ -297,9 +296,7 @@ fn a_stage_runs_again_within_a_step_with_updated_data() {
         tol_f: TOL,
         max_iterations: 20,
         line_search: false,
-        jacobian_reuse: None,
-        exact_reuse: false,
-        contact_fallback: false,
+        ..Tolerance::default()
     };
     let (g1, g2) = (Vector3::new(0.0, 0.0, -9.81), Vector3::new(1.5, 0.7, 0.0));
     let cx0 = scheme.cx(Vector3::zeros());

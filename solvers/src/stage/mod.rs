@@ -65,6 +65,23 @@ pub struct Tolerance {
     pub contact_fallback: bool,
 }
 
+impl Default for Tolerance {
+    /// Full Newton with NSGA's default test (`tol_r = 1e-8`, `tol_f = 1e-6` N, 50 iterations,
+    /// line search): no reuse of factorizations, no contact fallback. A scheme sets what it
+    /// needs and takes the rest with `..Tolerance::default()`.
+    fn default() -> Self {
+        Self {
+            tol: 1e-8,
+            tol_f: 1e-6,
+            max_iterations: 50,
+            line_search: true,
+            jacobian_reuse: None,
+            exact_reuse: false,
+            contact_fallback: false,
+        }
+    }
+}
+
 /// The stage context an iteration matrix depends on besides the state (everything but the
 /// time and gravity): a reused factorization is valid only for the same values.
 #[derive(Clone, Copy, Debug, PartialEq)]
