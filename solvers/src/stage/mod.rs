@@ -399,6 +399,7 @@ impl Stage {
         s.one_correction_checks = 0;
         s.reused_corrections = 0;
         s.rejected_corrections = 0;
+        s.refused_reuses = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).
