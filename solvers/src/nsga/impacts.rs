@@ -4,7 +4,7 @@
 
 use super::Nsga;
 use crate::error::SolveError;
-use crate::stage::{NewtonReport, Tolerance};
+use crate::stage::NewtonReport;
 use crate::state::update_velocity_states;
 use saltus_core::contact::{approach_velocity, generalized_impulse};
 use saltus_core::{Level, Model};
@@ -59,12 +59,6 @@ impl Nsga {
                 // solve for fresh impulses on top of the accumulated ones (§9).
                 self.velocity.warm_start(model, &cx);
             }
-            // Later problems change the admissible set and start from fresh multipliers:
-            // last step's matrix is not theirs.
-            let tol = Tolerance {
-                exact_reuse: tol.exact_reuse && problems == 0,
-                ..tol
-            };
             let report = self.velocity.newton(
                 model,
                 &mut self.state,

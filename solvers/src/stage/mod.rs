@@ -484,12 +484,20 @@ impl Stage {
     /// Whether element `ie`'s contact takes part in the stage's current problem
     /// ([`saltus_core::LocalState::admissible`]; `true` unless set otherwise).
     pub fn set_admissible(&mut self, ie: usize, admissible: bool) {
-        self.admissible[ie] = admissible;
+        if self.admissible[ie] != admissible {
+            // The element's rows change (law rows or forced-gap rows): the factorization is
+            // no longer this stage's matrix, not even approximately.
+            self.factorized_for = None;
+            self.admissible[ie] = admissible;
+        }
     }
 
     /// Every element takes part again ([`Stage::set_admissible`]).
     pub fn clear_admissible(&mut self) {
-        self.admissible.fill(true);
+        if self.admissible.iter().any(|&a| !a) {
+            self.factorized_for = None;
+            self.admissible.fill(true);
+        }
     }
 
     /// A constant vector `c` over the node unknowns added to the stage residual, `r + c`, and
