@@ -53,12 +53,15 @@ impl Stage {
         // Exact reuse (corrections): the first correction tries the last factorization when
         // the model was at rest at the step start (its matrices then did not change: a
         // resting contact), unless a recent attempt was refused.
-        let exact_try =
-            tol.exact_reuse && self.reuse_wait == 0 && state.at_rest(cx.h, EXACT_REUSE_REST);
+        let factorized = self.factorized_for == Some(factors);
+        let exact_try = factorized
+            && tol.exact_reuse
+            && self.reuse_wait == 0
+            && state.at_rest(cx.h, EXACT_REUSE_REST);
         self.reuse_wait = self.reuse_wait.saturating_sub(1);
-        let mut reuse = (may_reuse(0) || exact_try) && self.factorized_for == Some(factors);
+        let mut reuse = factorized && (may_reuse(0) || exact_try);
         // The first correction is the exact-reuse probe (judged by EXACT_REUSE_RATE).
-        let mut probing = exact_try && reuse;
+        let mut probing = exact_try;
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;

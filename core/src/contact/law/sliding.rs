@@ -52,12 +52,13 @@ pub fn sliding<S: Sink + ?Sized>(
     // Normal part, common to stick and slip. `t`: the sink keeps tangents (else only `F`).
     let t = out.tangents();
     let mut fx: NodeVector = -zeta_n * gn;
-    let mut kxx = NodeMatrix::zeros();
-    if t {
-        kxx = p * gn * gn.transpose();
-        if let Some(c) = curvature {
-            kxx -= zeta_n * c.h_n;
-        }
+    let mut kxx: NodeMatrix = if t {
+        p * gn * gn.transpose()
+    } else {
+        NodeMatrix::zeros()
+    };
+    if let Some(c) = curvature.filter(|_| t) {
+        kxx -= zeta_n * c.h_n;
     }
     out.add_residual(l.lambda_n, -k * gaps.g_n);
     if t {
