@@ -364,8 +364,10 @@ fn bearing_contact_stresses_while_running() {
         c.stresses(100.0, &h.coefficients).unwrap()
     };
     let (inner, outer) = (hundred(R_I), hundred(-R_E));
+    // V19 at 100 N against the thesis' −7.06e8 Pa: its chart's c_b = 0.22 is 1.6 % above
+    // Hertz's 0.2166 (core::contact_force::stress tests), so within 2 %.
     assert!(
-        (inner.max_pressure / -6.95e8 - 1.0).abs() < 2e-3,
+        (inner.max_pressure / -7.06e8 - 1.0).abs() < 0.02,
         "{}",
         inner.max_pressure
     );
@@ -394,9 +396,11 @@ fn bearing_contact_stresses_while_running() {
             (tau[r] / (s.max_shear * scale) - 1.0).abs() < 1e-12,
             "row {r}"
         );
-        // Largest shear 0.785 b below the surface (near line contact).
+        // Largest shear below the surface: B/A = 521 is nearly a line contact, whose
+        // largest shear lies 0.786 b deep (Johnson, Contact Mechanics §4.2); Hertz's ellipse
+        // at this B/A gives 0.785 b, so within 0.5 %.
         assert!(
-            (depth[r] / (0.785 * s.semi_minor * scale) - 1.0).abs() < 2e-3,
+            (depth[r] / (0.786 * s.semi_minor * scale) - 1.0).abs() < 5e-3,
             "row {r}"
         );
     }

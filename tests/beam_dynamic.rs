@@ -187,6 +187,8 @@ fn cantilever_first_frequency() {
         errors.iter().all(|e| *e > 0.0),
         "stiffer than the continuum: {errors:?}"
     );
+    // n = 16 within 0.1 % of Euler–Bernoulli: the 1/n² trend from n = 4 (7.1e-3/16 ≈ 4.4e-4)
+    // plus the n-independent offsets (≈ 1e-4, above) is about half of it.
     assert!(errors[2] < 1e-3, "{errors:?}");
 }
 
@@ -278,8 +280,10 @@ fn mass_proportional_damping_slows_rigid_motion() {
         assert!((v - v0 * discrete).norm() < 1e-8 * exact.norm());
         assert!(last[id.index()].omega.norm() < 1e-9);
     }
+    // No deformation: the internal force is round-off, EA = 4.2e7 N times a strain of a few
+    // tens of ulp of unit positions (1e-14): 4e-7 N (observed 1e-8 N).
     let f = sink.channel("free_e2", "force").unwrap();
-    assert!(f.last().unwrap().iter().all(|v| v.abs() < 1e-3), "{f:?}");
+    assert!(f.last().unwrap().iter().all(|v| v.abs() < 1e-6), "{f:?}");
 }
 
 /// A free beam tumbling in space (no gravity, no damping, ρ∞ = 1): spin about its own axis

@@ -89,9 +89,10 @@ fn v18_clearance_joint_follows_the_ideal_joint_and_converges_in_h() {
         100.0 * contact_small,
         100.0 * contact_large
     );
-    // "Slider velocity with 0.05 mm clearance ≈ ideal joint": within 5 % of its scale, and
-    // closer than with 0.1 mm.
-    assert!(d_small < 0.05 * vmax, "{d_small}");
+    // "Slider velocity with 0.05 mm clearance ≈ ideal joint": the thesis gives no number; 2 %
+    // of the peak slider speed is what reads as the same curve on its figure (the criterion of
+    // tests/sweep_example.rs; observed 1.1 %). And closer than with 0.1 mm.
+    assert!(d_small < 0.02 * vmax, "{d_small}");
     assert!(d_small < d_large, "{d_small} vs {d_large}");
     // "Journal practically in permanent contact for 0.05 mm": loaded in ≥ 90 % of the steps.
     // (At this step the 0.1 mm journal also stays loaded after the first turn, at 208 N or
@@ -144,7 +145,9 @@ fn v18_larger_clearance_separates_at_the_converged_step() {
     // impulsive part ≈ 0 for 0.05 mm". The peak of the impulsive part (≈ 700 N at 0.1 mm)
     // needs the contact stiffness, which the thesis does not give; the impulse shares do not.
     // 0.05 mm: only the noise peaks of a loaded contact (observed 6e-6 of the continuous
-    // impulse); 0.1 mm: real impacts, but the continuous part dominates (observed 4 %).
+    // impulse, two decades below the bound); 0.1 mm: real impacts — at least 1 %, a hundred
+    // times the 0.05 mm noise — but the continuous part dominates: the impact part stays below
+    // a fifth of it (observed 4 %).
     assert!(small_impact < 1e-4, "{small_impact}");
     assert!(large_impact > 1e-2 && large_impact < 0.2, "{large_impact}");
 }

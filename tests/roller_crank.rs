@@ -9,7 +9,7 @@
 //! offset-free slider–crank whose "slider" is the roller (the model is shared with
 //! `tests/roller_crank_flexible.rs`, see `tests/roller_crank_model`). Checked: it runs stably to
 //! T with the contact enforced exactly (no penetration while closed, joints to 1e-10), and the
-//! Newton counts are of the thesis' order (max 1/3/2, mean 1/2/1).
+//! Newton counts are at most the thesis' (max 1/3/2, mean 1/2/1).
 //!
 //! Kinematics: the roller never lifts off, so at every step the mechanism is the offset-free
 //! slider–crank, and every position and velocity follows from the crank angle θ and speed θ̇
@@ -204,12 +204,17 @@ fn roller_crank_runs_with_exact_contact_and_few_iterations() {
     // Exact enforcement: no penetration and joints to the Newton tolerance.
     assert!(min_gap >= -1e-10);
     assert!(worst_joint <= 1e-10);
-    // The thesis reports max (1, 3, 2); with our layout and scaling allow a little more but
-    // require the semi-smooth Newton to stay in the few-iterations regime.
-    assert!(
-        s.max_iterations()[0] <= 3 && s.max_iterations()[1] <= 6 && s.max_iterations()[2] <= 6,
-        "{s:?}"
-    );
+    // Newton iterations per step (smooth, position, velocity) against the thesis (V05): at most
+    // its maxima (1, 3, 2), and means that round to at most its means (1, 2, 1) (it prints
+    // them as integers).
+    let (max, mean) = (s.max_iterations(), s.mean_iterations());
+    for (k, (max_bound, mean_bound)) in [(1, 1.0), (3, 2.0), (2, 1.0)].into_iter().enumerate() {
+        assert!(max[k] <= max_bound, "max {max:?} vs the thesis' (1, 3, 2)");
+        assert!(
+            mean[k].round() <= mean_bound,
+            "mean {mean:?} vs the thesis' (1, 2, 1)"
+        );
+    }
     // The contact stays closed (no lift-off, so the mechanism is the slider–crank throughout).
     let max_gap = gap.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     assert!(max_gap <= 1e-10, "lift-off: {max_gap:e}");

@@ -443,16 +443,31 @@ fn flexible_roller_crank_against_rigid() {
         assert!(r.worst_joint <= 1e-10, "{name}: joints {:e}", r.worst_joint);
         assert!(r.omega.iter().all(|w| w.is_finite()));
     }
-    println!(
-        "thesis iterations: rigid max (1, 3, 3) mean (1, 2, 2); flexible max (2, 3, 1) mean (2, 2, 1)"
-    );
-    // The flexible run needed no step halving (it ran without `adaptive`). The semi-smooth
-    // Newton stays in the few-iterations regime (bounds of tests/roller_crank.rs).
-    for (name, r) in [("rigid", &rigid), ("flexible", &flex)] {
+    // Newton iterations per step (smooth, position, velocity) against the thesis (V06): at most
+    // its maxima, and means that round to at most its means (it prints them as integers).
+    // One exception: the flexible run's velocity maximum is 3, not the thesis' 1. Those
+    // 3-iteration velocity problems are the reversals of the roller's sliding direction
+    // (flexible run: t = 0.775, 1.082, 1.395, 1.530, 1.675 s, the instants where the roller's
+    // v_x changes sign), the same events that take 3 in the rigid run, for which the thesis
+    // itself reports a maximum of 3.
+    let thesis = [
+        ("rigid", &rigid, [1, 3, 3], [1.0, 2.0, 2.0]),
+        ("flexible", &flex, [2, 3, 3], [2.0, 2.0, 1.0]),
+    ];
+    for (name, r, max_bound, mean_bound) in thesis {
         let (max, mean) = (r.summary.max_iterations(), r.summary.mean_iterations());
-        assert!(max[0] <= 3 && max[1] <= 6 && max[2] <= 6, "{name}: {max:?}");
-        assert!(mean.iter().all(|m| *m <= 3.0), "{name}: {mean:?}");
+        for k in 0..3 {
+            assert!(
+                max[k] <= max_bound[k],
+                "{name}: max {max:?} vs {max_bound:?}"
+            );
+            assert!(
+                mean[k].round() <= mean_bound[k],
+                "{name}: mean {mean:?} vs {mean_bound:?}"
+            );
+        }
     }
+    // The flexible run needed no step halving (it ran without `adaptive`).
     assert_eq!(flex.summary.halvings, 0);
 
     // --- Bounces -----------------------------------------------------------------------

@@ -362,8 +362,12 @@ fn v15_bouncing_ball_converges_linearly_to_the_nonsmooth_solution() {
         .sum::<f64>()
         / lx.iter().map(|x| (x - mx) * (x - mx)).sum::<f64>();
     eprintln!("fitted order {slope:.3}");
-    // Expected global order 1 with impacts (spec §10, thesis: linear).
-    assert!((0.8..=1.5).contains(&slope), "order {slope}");
+    // Expected global order 1 with impacts (spec §10, thesis: linear). The orders of single
+    // halvings here spread from 0.5 to 1.8 (standard deviation ≈ 0.5): each impact falls
+    // anywhere inside its step. Over five halvings that leaves the fitted slope a standard error
+    // of ≈ 0.2, so the window is about two of them around 1 (observed 1.06), and excludes the
+    // order ½ of an impact time error that would not shrink with h.
+    assert!((0.6..=1.4).contains(&slope), "order {slope}");
 }
 
 /// A ball resting on the plane (μ = 0.3): every step its position and velocity corrections

@@ -69,15 +69,18 @@ fn bouncing_point_mass_through_unchanged_core() {
     let imp = sink.channel("floor", "impulse").unwrap();
     let first = imp.iter().map(|v| v[0]).find(|v| *v > 0.0).unwrap();
     let expected = m * (1.0 + e) * v_impact;
-    // The pre-impact velocity is v_n, one step (g·h) short of the exact impact velocity at most.
+    // The impulse of the step is m (1 + e) |v_n| plus the step's gravity impulse m g h, and the
+    // pre-impact velocity v_n is within one step (g h) of the exact impact velocity: so
+    // |impulse − m (1 + e) v_impact| ≤ m (1 + e) g h + m g h ≤ 2 m (1 + e) g h.
     assert!(
         (first - expected).abs() <= m * (1.0 + e) * g * h * 2.0,
         "impulse {first} vs {expected}"
     );
-    // Iteration counts stay small: the semi-smooth Newton converges in a few iterations.
+    // A point mass against a plane is linear in each status: a correction converges in one
+    // Newton iteration, or two when the impact changes the contact's status (observed: 1).
     let stats = solver.summary();
     eprintln!("first impulse {first} (expected {expected}); stats {stats:?}");
-    assert!(stats.max_iterations().iter().all(|&i| i <= 10), "{stats:?}");
+    assert!(stats.max_iterations().iter().all(|&i| i <= 2), "{stats:?}");
     assert_eq!(stats.symbolic_factorizations(), [1, 1, 1]);
 }
 
