@@ -144,6 +144,8 @@ fn v18_larger_clearance_separates_at_the_converged_step() {
     // The thesis' force split (spec §6 of `contact-force.md`): "continuous part dominant;
     // impulsive part ≈ 0 for 0.05 mm". The peak of the impulsive part (≈ 700 N at 0.1 mm)
     // needs the contact stiffness, which the thesis does not give; the impulse shares do not.
+    // (With Hertz's stiffness of the model's steel journal, 5 mm in a 5.1 mm bearing, K =
+    // 7.8e10 N/m^1.5, the recovered peak over the second turn is 1.44 kN: not reproduced.)
     // 0.05 mm: only the noise peaks of a loaded contact (observed 6e-6 of the continuous
     // impulse, two decades below the bound); 0.1 mm: real impacts — at least 1 %, a hundred
     // times the 0.05 mm noise — but the continuous part dominates: the impact part stays below
