@@ -906,6 +906,18 @@ fn v14(rho: f64) -> (Vec<f64>, Vec<f64>) {
         summary.max_iterations(),
         summary.mean_iterations()
     );
+    // Newton iterations per step (smooth, position, velocity) near the thesis' max (1, 7, 4) and
+    // mean (1, 2, 1) (it does not say for which of its two runs): observed max (0, 7, 5) with
+    // ρ = 0 and (0, 6, 4) with ρ = 0.005, means (0, 1.0, 1.0) and (0, 1.0, 1.6). A step's count
+    // sums the iterations of its impact problems (three at the break), hence one more velocity
+    // iteration allowed; the means stay within 2.
+    let (max, mean) = (summary.max_iterations(), summary.mean_iterations());
+    for (k, (mb, ab)) in [(1, 1.0), (7, 2.0), (5, 2.0)].into_iter().enumerate() {
+        assert!(
+            max[k] <= mb && mean[k] <= ab,
+            "iterations max {max:?} mean {mean:?}"
+        );
+    }
     let (t_hit, problems, v_arrival) = impact.expect("no break");
     // Sliding cue ball: x(t) = v₀t − μgt²/2 reaches the rack (1.27 m − 2r) at 0.1144 s; the
     // impact is found at the end of that step.
