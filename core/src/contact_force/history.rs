@@ -289,7 +289,7 @@ mod tests {
         let r = recover(&s, 0.5, &model, 1e-6, 50);
         assert!((r.smooth_force[0] - 10.0).abs() < 1e-12);
         assert!((r.smooth_force[3] - 10.0).abs() < 1e-12);
-        assert!((r.smooth_force[6] - 12.0).abs() < 1e-9);
+        assert!((r.smooth_force[6] - 12.0).abs() < 1e-12);
         assert_eq!(r.impact_impulse[6], 0.0);
         assert_eq!(r.impacts.len(), 3);
         let (a, b, c) = (&r.impacts[0], &r.impacts[1], &r.impacts[2]);

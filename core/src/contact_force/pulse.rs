@@ -503,15 +503,19 @@ mod tests {
             }
             let dp = (p.penetration(tau + h) - p.penetration(tau - h)) / (2.0 * h);
             assert!((dp - p.rate(tau)).abs() < 1e-8, "τ = {tau}");
+            // (The rate is a cubic of τ on each piece: its central difference is off by
+            // h² rate‴/6 ≈ 2e-9.)
             let da = (p.rate(tau + h) - p.rate(tau - h)) / (2.0 * h);
-            assert!((da - p.acceleration(tau)).abs() < 1e-6, "τ = {tau}");
+            assert!((da - p.acceleration(tau)).abs() < 1e-8, "τ = {tau}");
         }
         assert!(CubicProfile::new(0.0, 1.5).is_err());
         assert!(CubicProfile::new(1.2, 1.5).is_err());
     }
 
     /// The spec's two-sphere check (§5.5): m_eff = 0.046 kg, δ̇_i = 0.3 m/s, K = 5.5e9,
-    /// Λ_I = m_eff (1 + e) δ̇_i: T = 0.160 ms at e = 0.8 and 0.230 ms at e = 0.2; the pulse's
+    /// Λ_I = m_eff (1 + e) δ̇_i: T = 0.160 ms at e = 0.8 and 0.230 ms at e = 0.2 (and the
+    /// issue's V16 values 0.166 / 0.182 ms at e = 0.6 / 0.4, which the spec's I₂ table gives
+    /// by T = (Λ_I/(K δ̇_iⁿ I₂))^{1/(n+1)}: 0.16646 / 0.18198 ms); the pulse's
     /// impulse ∫F dt is Λ_I (the damping term integrates to zero) and it rebounds at e δ̇_i.
     #[test]
     fn cubic_duration_from_the_impulse() {
@@ -585,7 +589,8 @@ mod tests {
     /// `½ m* (δ̇_i² − δ̇_end²) = ∫ D δⁿ δ̇² dt`, and rebounds near `e δ̇_i` where each law was
     /// designed to — all three near `e = 1` (their damping is derived to first order in
     /// `1 − e`: 0.95 within 0.5 %), Flores' falling monotonically with `e` over the range;
-    /// a pulse that the law holds together still ends; bad inputs name the parameter.
+    /// a strongly damped pulse ends with the bodies parting force-free at `δ̇_i/χ`; bad inputs
+    /// name the parameter.
     #[test]
     fn damped_dynamic_pulse_and_bad_input() {
         let mut last = 1.0;
@@ -660,7 +665,18 @@ mod tests {
             ..impact
         };
         let p = Pulse::new(&low, &strong, Method::Dynamic, 100).unwrap();
-        assert!(p.duration > 0.0 && p.rebound_speed >= 0.0);
+        // Flores' damping at e = 0.1 (χ = 1.6 (1 − e)/e = 14.4): F = K δⁿ (1 + χ δ̇/δ̇_i)
+        // vanishes once δ̇ = −δ̇_i/χ, after which the bodies part force-free at δ̇_i/χ =
+        // 0.0694 m/s (below e δ̇_i: the law under-restores at small e). The pulse ends there,
+        // at δ = 0, to the RK4 error.
+        let chi = 1.6 * (1.0 - low.restitution) / low.restitution;
+        let last = p.samples.last().unwrap();
+        assert!(last.penetration == 0.0 && last.force == 0.0, "{last:?}");
+        assert!(
+            (p.rebound_speed - low.approach_speed / chi).abs() < 1e-5,
+            "{}",
+            p.rebound_speed
+        );
         let bad = Impact {
             approach_speed: 0.0,
             ..impact
