@@ -496,7 +496,7 @@ mod hertz_tests {
         // 3.625 609 908 221 908 3) and Legendre's relation 2EK − K² = π/2. The AGM sum for E
         // loses a few ulps: 1e-12.
         assert!((k - 1.854_074_677).abs() < 5e-10 && (e - 1.350_643_881).abs() < 5e-10);
-        let gamma_quarter = 3.625_609_908_221_908_3f64;
+        let gamma_quarter = 3.625_609_908_221_908_f64;
         let k_exact = gamma_quarter * gamma_quarter / (4.0 * std::f64::consts::PI.sqrt());
         assert!((k - k_exact).abs() < 1e-12, "{k} vs {k_exact}");
         assert!(
