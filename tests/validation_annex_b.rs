@@ -130,6 +130,16 @@ fn v12_frictionless_three_balls_act_as_a_cradle() {
             impact = Some((solver.time(), stats.stages()[2].solves));
         }
     }
+    // Newton iterations per step (smooth, position, velocity) within the thesis' max (1, 3, 1)
+    // and mean (1, 1, 1) (observed max (0, 1, 1), mean (0, 1.0, 1.002)).
+    let su = solver.summary();
+    let (max, mean) = (su.max_iterations(), su.mean_iterations());
+    for (k, mb) in [1, 3, 1].into_iter().enumerate() {
+        assert!(
+            max[k] <= mb && mean[k].round() <= 1.0,
+            "max {max:?} mean {mean:?}"
+        );
+    }
     let (t_impact, problems) = impact.expect("no impact");
     // Impact at 0.5534/2 = 0.2767 s: the first step end after it (output grid).
     assert!(
@@ -204,6 +214,10 @@ fn v12_frictional_timing_matches_the_sliding_analysis() {
     assert!(s[0].v.x > 0.0 && s[1].v.x > 0.0 && s[2].v.x > 0.0);
     let ke = |k: usize| 0.5 * m * s[k].v.norm_squared();
     assert!(ke(2) > ke(0) + ke(1), "{} {} {}", ke(0), ke(1), ke(2));
+    // Not asserted: the thesis' iteration counts, max (1, 4, 2) and mean (1, 1, 1) without a
+    // line search. Ours over these 0.6 s are max (0, 5, 5), mean (0, 1.02, 1.56), with 5
+    // velocity backtracks: each step's count sums its impact problems, and the repeated
+    // impacts between balls 1 and 2 (one sliding, one rolling) change friction statuses.
 }
 
 #[test]
