@@ -275,6 +275,17 @@ fn v13_bernoulli_problem_is_one_simultaneous_impact() {
             .map(|k| (solver.nodes()[k].v - expected[k]).norm())
             .fold(0.0, f64::max);
         eprintln!("h = {h}: largest velocity error {err:.3e} m/s");
+        // Newton iterations per step within the thesis' max (1, 3, 1) and mean (1, 1, 1), no
+        // line search (observed max (0, 3, 1), means 1.1–1.4 and 1.0, no backtrack).
+        let su = solver.summary();
+        let (max, mean) = (su.max_iterations(), su.mean_iterations());
+        for (k, mb) in [1, 3, 1].into_iter().enumerate() {
+            assert!(
+                max[k] <= mb && mean[k].round() <= 1.0,
+                "h = {h}: max {max:?} mean {mean:?}"
+            );
+        }
+        assert_eq!(su.backtracks(), vec![0, 0, 0], "h = {h}");
         errors.push(err);
     }
     // The impact is solved at the end-of-step configuration, after the smooth predictor has
