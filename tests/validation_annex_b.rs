@@ -116,6 +116,18 @@ fn v12(cloth: (f64, f64), ball: (f64, f64)) -> (Table, Vec<Ball>) {
     (t, balls)
 }
 
+/// The Newton iterations per step (smooth, position, velocity) of `summary` are at most `max`,
+/// and their means round to at most `mean` (the thesis prints its means as integers).
+fn assert_iterations_within(summary: &RunSummary, max: [usize; 3], mean: [f64; 3], what: &str) {
+    let (m, a) = (summary.max_iterations(), summary.mean_iterations());
+    for k in 0..3 {
+        assert!(
+            m[k] <= max[k] && a[k].round() <= mean[k],
+            "{what}: iterations max {m:?} mean {a:?}, against max {max:?} mean {mean:?}"
+        );
+    }
+}
+
 #[test]
 fn v12_frictionless_three_balls_act_as_a_cradle() {
     // Ball–ball e_N = 1, cloth e_N = 0, no friction anywhere (spec V12, frictionless case).
@@ -132,14 +144,7 @@ fn v12_frictionless_three_balls_act_as_a_cradle() {
     }
     // Newton iterations per step (smooth, position, velocity) within the thesis' max (1, 3, 1)
     // and mean (1, 1, 1) (observed max (0, 1, 1), mean (0, 1.0, 1.002)).
-    let su = solver.summary();
-    let (max, mean) = (su.max_iterations(), su.mean_iterations());
-    for (k, mb) in [1, 3, 1].into_iter().enumerate() {
-        assert!(
-            max[k] <= mb && mean[k].round() <= 1.0,
-            "max {max:?} mean {mean:?}"
-        );
-    }
+    assert_iterations_within(&solver.summary(), [1, 3, 1], [1.0; 3], "V12");
     let (t_impact, problems) = impact.expect("no impact");
     // Impact at 0.5534/2 = 0.2767 s: the first step end after it (output grid).
     assert!(
@@ -278,13 +283,7 @@ fn v13_bernoulli_problem_is_one_simultaneous_impact() {
         // Newton iterations per step within the thesis' max (1, 3, 1) and mean (1, 1, 1), no
         // line search (observed max (0, 3, 1), means 1.1–1.4 and 1.0, no backtrack).
         let su = solver.summary();
-        let (max, mean) = (su.max_iterations(), su.mean_iterations());
-        for (k, mb) in [1, 3, 1].into_iter().enumerate() {
-            assert!(
-                max[k] <= mb && mean[k].round() <= 1.0,
-                "h = {h}: max {max:?} mean {mean:?}"
-            );
-        }
+        assert_iterations_within(&su, [1, 3, 1], [1.0; 3], &format!("V13 h = {h}"));
         assert_eq!(su.backtracks(), vec![0, 0, 0], "h = {h}");
         errors.push(err);
     }
@@ -648,14 +647,12 @@ fn v10_collision_with_restitution_follows_the_sliding_parabola() {
         // Newton iterations per step (smooth, position, velocity) within the thesis' max
         // (1, 4, 5) and mean (1, 1, 1) (observed max (0, 2, 2), means 1.0006 at most, and no
         // line search where the thesis needed 3 backtracks at the impact).
-        let su = solver.summary();
-        let (max, mean) = (su.max_iterations(), su.mean_iterations());
-        for (k, mb) in [1, 4, 5].into_iter().enumerate() {
-            assert!(
-                max[k] <= mb && mean[k].round() <= 1.0,
-                "e = {e}: max {max:?} mean {mean:?}"
-            );
-        }
+        assert_iterations_within(
+            &solver.summary(),
+            [1, 4, 5],
+            [1.0; 3],
+            &format!("V10 e = {e}"),
+        );
         // Outside the impact step the mechanical energy never grows (sliding friction only
         // dissipates). Round-off margin 1e-12 J (the energy is 0.3 J).
         assert!(rise < 1e-12, "e = {e}: energy increased by {rise:e} J");
@@ -946,14 +943,8 @@ fn v14(rho: f64) -> (Vec<f64>, Vec<f64>) {
     // mean (1, 2, 1) (it does not say for which of its two runs): observed max (0, 7, 5) with
     // ρ = 0 and (0, 6, 4) with ρ = 0.005, means (0, 1.0, 1.0) and (0, 1.0, 1.6). A step's count
     // sums the iterations of its impact problems (three at the break), hence one more velocity
-    // iteration allowed; the means stay within 2.
-    let (max, mean) = (summary.max_iterations(), summary.mean_iterations());
-    for (k, (mb, ab)) in [(1, 1.0), (7, 2.0), (5, 2.0)].into_iter().enumerate() {
-        assert!(
-            max[k] <= mb && mean[k] <= ab,
-            "iterations max {max:?} mean {mean:?}"
-        );
-    }
+    // iteration allowed; the means round to at most 2.
+    assert_iterations_within(&summary, [1, 7, 5], [1.0, 2.0, 2.0], "V14");
     let (t_hit, problems, v_arrival) = impact.expect("no break");
     // Sliding cue ball: x(t) = v₀t − μgt²/2 reaches the rack (1.27 m − 2r) at 0.1144 s; the
     // impact is found at the end of that step.
