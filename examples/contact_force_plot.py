@@ -10,6 +10,9 @@ F(delta).
     saltus forces models/bouncing_ball.h5 --young 6.043e8 --poisson 0.3
     python3 examples/contact_force_plot.py models/bouncing_ball.h5 [--impact 0] [-o pulse.png]
 
+The same for the two impacts of the crank-slider hit by a block (models/crank_block.toml, add
+`--contact slider_block` to `saltus forces`, then `--impact 0` or `--impact 1` here).
+
 Needs h5py and matplotlib (Debian: python3-h5py python3-matplotlib).
 """
 
@@ -38,11 +41,15 @@ def main():
         if not 0 <= args.impact < k:
             sys.exit(f"{args.results}: impact {args.impact} out of range (the file has {k})")
         i = args.impact
+        # The contact's element name: /elements/<name> carries the handle as its `id`.
+        contact = int(g["contact"][i])
+        names = {int(e.attrs["id"]): e.attrs["name"] for e in f.get("elements", {}).values()}
+        name = names.get(contact, f"contact {contact}")
         t = g["t"][i] * 1e3  # ms since the start of the pulse
         force = g["force"][i]
         pen = g["penetration"][i] * 1e3  # mm
         title = (
-            f"contact {g['contact'][i]}, impact at t = {g['time'][i]:.4f} s: "
+            f"{name}: impact {i} at t = {g['time'][i]:.4f} s: "
             f"T = {g['duration'][i] * 1e3:.3f} ms, F_max = {g['peak_force'][i]:.4g} N "
             f"({f['contact_forces'].attrs['damping']}, {f['contact_forces'].attrs['method']})"
         )
