@@ -321,6 +321,8 @@ fn forces_recovers_contact_forces_of_a_finished_run() {
     assert!(o.status.success(), "{out}{err}");
     // Impacts at 0.4515 s and 1.174 s before t_end = 1.5 s.
     assert!(out.contains("1 contacts, 2 impacts reconstructed"), "{out}");
+    // The largest force is named by its contact element (the model's `floor`).
+    assert!(out.contains("N (floor, t = "), "{out}");
     let f = hdf5_metno::File::open(&results).unwrap();
     let d: Vec<f64> = f
         .dataset("contact_forces/impacts/duration")

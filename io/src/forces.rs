@@ -207,6 +207,19 @@ pub struct ForcesSummary {
     pub failures: Vec<(u64, f64, String)>,
     /// Largest total force \[N\] and its contact and time.
     pub peak: Option<(f64, u64, f64)>,
+    /// Element names of the contacts the file names (`/elements/<name>` with its `id`), for
+    /// the messages; contacts without one are shown by id.
+    pub names: BTreeMap<u64, String>,
+}
+
+impl ForcesSummary {
+    /// `contact`'s element name, or `contact <id>`.
+    fn label(&self, contact: u64) -> String {
+        self.names
+            .get(&contact)
+            .cloned()
+            .unwrap_or_else(|| format!("contact {contact}"))
+    }
 }
 
 impl fmt::Display for ForcesSummary {
@@ -218,12 +231,16 @@ impl fmt::Display for ForcesSummary {
             self.impacts - self.failed
         )?;
         if let Some((p, c, t)) = self.peak {
-            write!(f, "; largest force {p:.6e} N (contact {c}, t = {t:.6} s)")?;
+            write!(
+                f,
+                "; largest force {p:.6e} N ({}, t = {t:.6} s)",
+                self.label(c)
+            )?;
         }
         if self.failed > 0 {
             write!(f, "\n{} impacts without a pulse, e.g.:", self.failed)?;
             for (c, t, why) in &self.failures {
-                write!(f, "\n  contact {c}, t = {t:.6} s: {why}")?;
+                write!(f, "\n  {}, t = {t:.6} s: {why}", self.label(*c))?;
             }
         }
         Ok(())
@@ -479,7 +496,31 @@ pub fn recover_file(
     let forces = recover_table(&table, opts)?;
     write_forces(&file, path, &forces, opts)?;
     file.flush().map_err(h5err(path, "flush"))?;
-    Ok(summary(&table, &forces))
+    let mut summary = summary(&table, &forces);
+    summary.names = contact_names(&file);
+    Ok(summary)
+}
+
+/// The element names of the file's elements by id (`/elements/<name>`: attributes `id` and
+/// `name`); elements without them are left out.
+fn contact_names(file: &hdf5::File) -> BTreeMap<u64, String> {
+    let mut names = BTreeMap::new();
+    let Ok(group) = file.group("elements") else {
+        return names;
+    };
+    for member in group.member_names().unwrap_or_default() {
+        let Ok(g) = group.group(&member) else {
+            continue;
+        };
+        let id = g.attr("id").and_then(|a| a.read_scalar::<u64>());
+        let name = g
+            .attr("name")
+            .and_then(|a| a.read_scalar::<hdf5::types::VarLenUnicode>());
+        if let (Ok(id), Ok(name)) = (id, name) {
+            names.insert(id, name.as_str().to_string());
+        }
+    }
+    names
 }
 
 fn summary(table: &ContactHistoryTable, f: &ForceTable) -> ForcesSummary {
@@ -517,6 +558,7 @@ fn summary(table: &ContactHistoryTable, f: &ForceTable) -> ForcesSummary {
             })
             .collect(),
         peak,
+        names: BTreeMap::new(),
     }
 }
 
