@@ -816,23 +816,21 @@ impl Nsga {
         let coef = self.coef;
         let cx = self.cx(level, h, t, &coef);
         let tol = self.correction_tolerance();
-        let (index, stage) = match level {
-            Level::Position => (1, &mut self.position),
-            _ => (2, &mut self.velocity),
+        // The velocity jump may start with the position correction's factorization (same `M`
+        // and joint rows at nearly the same configuration; `Stage::newton_after`).
+        let (index, stage, donor) = match level {
+            Level::Position => (1, &mut self.position, None),
+            _ => (2, &mut self.velocity, Some(&mut self.position)),
         };
         stage.reset(&mut self.state);
         if self.opts.warm_start {
             stage.warm_start(model, &cx);
         }
-        let report = stage.newton(
-            model,
-            &mut self.state,
-            &cx,
-            &tol,
-            step,
-            Some(&self.smooth),
-            update,
-        )?;
+        let (state, smooth) = (&mut self.state, Some(&self.smooth));
+        let report = match donor {
+            Some(donor) => stage.newton_after(model, state, &cx, &tol, step, smooth, donor, update),
+            None => stage.newton(model, state, &cx, &tol, step, smooth, update),
+        }?;
         self.note(index, &report);
         let stage = if index == 1 {
             &self.position

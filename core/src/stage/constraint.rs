@@ -153,12 +153,8 @@ pub(super) fn add_constraint_terms(
 }
 
 fn check_finite(c: &dyn BilateralConstraint, kin: &Kinematics) -> Result<(), ElementError> {
-    if kin
-        .g()
-        .iter()
-        .chain(kin.g_q().iter())
-        .all(|v| v.is_finite())
-    {
+    // The padded storage: its entries beyond the `m × n` block are zero (finite).
+    if super::all_finite(kin.g.as_slice()) && super::all_finite(kin.g_q.as_slice()) {
         Ok(())
     } else {
         Err(ElementError::InvalidState(format!(

@@ -245,6 +245,19 @@ fn evaluate(
     Ok(())
 }
 
+/// Whether every value of `x` is finite (neither infinite nor NaN): the exponent bits of
+/// each, tested without branches so that the loop vectorizes (the assemblies check every
+/// element's residual, Hessian and constraint Jacobian with it).
+#[inline]
+pub fn all_finite(x: &[f64]) -> bool {
+    const EXPONENT: u64 = 0x7ff0_0000_0000_0000;
+    let mut special = 0u64;
+    for v in x {
+        special |= u64::from(v.to_bits() & EXPONENT == EXPONENT);
+    }
+    special == 0
+}
+
 /// Whether [`inert_residual`] can ever find `element` inert at `level`: not for constraints
 /// or raw level methods (a stage caches this per element).
 pub fn may_be_inert(element: &dyn Element, level: Level) -> bool {

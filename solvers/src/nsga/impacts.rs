@@ -59,13 +59,16 @@ impl Nsga {
                 // solve for fresh impulses on top of the accumulated ones (§9).
                 self.velocity.warm_start(model, &cx);
             }
-            let report = self.velocity.newton(
+            // Without contacts the jump may start with the position correction's
+            // factorization (`Stage::newton_after`).
+            let report = self.velocity.newton_after(
                 model,
                 &mut self.state,
                 &cx,
                 &tol,
                 step,
                 Some(&self.smooth),
+                &mut self.position,
                 update_velocity_states,
             )?;
             problems += 1;

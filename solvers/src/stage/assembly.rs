@@ -5,7 +5,7 @@
 use super::{ResidualNorms, Stage, PARALLEL_MIN_ELEMENTS};
 use crate::error::SolveError;
 use crate::state::State;
-use saltus_core::stage::{evaluate_element, evaluate_element_residual, inert_residual};
+use saltus_core::stage::{all_finite, evaluate_element, evaluate_element_residual, inert_residual};
 use saltus_core::{LocalSystem, Model, StepCx};
 
 impl Stage {
@@ -124,8 +124,7 @@ impl Stage {
             let rn = element_norm(&r_loc.as_slice()[..n]);
             let ld = h_loc.nrows();
             let hs = h_loc.as_slice();
-            let finite =
-                !hessian || (0..n).all(|j| hs[j * ld..j * ld + n].iter().all(|v| v.is_finite()));
+            let finite = !hessian || (0..n).all(|j| all_finite(&hs[j * ld..j * ld + n]));
             if !rn.is_finite() || !finite {
                 return Err(SolveError::NonFinite {
                     step,
@@ -278,7 +277,7 @@ impl Stage {
             let buf = &local[ie * stride..(ie + 1) * stride];
             let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
             let rn = element_norm(r);
-            if !rn.is_finite() || (hessian && !h.iter().all(|v| v.is_finite())) {
+            if !rn.is_finite() || (hessian && !all_finite(h)) {
                 return Err(SolveError::NonFinite {
                     step,
                     t: cx.t,

@@ -57,7 +57,8 @@ pub struct Tolerance {
     /// constraints at round-off): a resting contact's correction (same status, the same
     /// configuration to 10⁻¹⁰) then costs a solve instead of a Hessian and a factorization,
     /// while a matrix that changed over the step (a moving joint's `G(q)`) is refreshed.
-    /// After a refusal the stage waits 1, 2, 4, … 64 solves before it tries again.
+    /// After a refusal the stage waits 1, 2, 4, … 64 solves before it tries again. Also
+    /// enables [`Stage::newton_after`]'s use of another stage's factorization.
     pub exact_reuse: bool,
     /// A position or velocity stage whose Newton reaches the iteration cap hands its contacts to
     /// the contact-space Gauss–Seidel of [`Stage::settle_contacts`] before reporting
@@ -229,6 +230,11 @@ pub struct Stage {
     /// success).
     reuse_wait: u32,
     reuse_backoff: u32,
+    /// The same for the donor factorization of [`Stage::newton_after`].
+    donor_wait: u32,
+    donor_backoff: u32,
+    /// A contact takes part in the stage (its rows change with the statuses).
+    has_contacts: bool,
     /// Per element: [`saltus_core::stage::may_be_inert`] at this stage's level (the others
     /// skip the inert test of residual-only assemblies).
     inert_candidates: Vec<bool>,
@@ -277,6 +283,9 @@ impl Stage {
             memos_at_solution: false,
             reuse_wait: 0,
             reuse_backoff: 1,
+            donor_wait: 0,
+            donor_backoff: 1,
+            has_contacts: false,
             inert_candidates: Vec::new(),
         };
         stage.install(None, model)?;
@@ -300,6 +309,7 @@ impl Stage {
             .enumerate()
             .any(|(ie, e)| s.active[ie] && e.as_contact().is_some());
         self.lu.set_primary(with_contacts.then_some(s.n_node_dofs));
+        self.has_contacts = with_contacts;
         match system {
             // A rebuild after a topology change: the analysis of a new pattern waits for the
             // stage's first factorization (`Lu::factorize` analyzes a new generation), so that
@@ -516,12 +526,19 @@ impl Stage {
     /// Jacobian is modified, never the residual, so the converged state still satisfies the
     /// exact equations; redundant multipliers are split along the Newton path.
     pub fn solve(&mut self, cx: &StepCx, step: usize) -> Result<(), SolveError> {
-        self.solve_with(cx, step, true)
+        self.solve_with(cx, step, true, None)
     }
 
     /// [`Stage::solve`], with the factorization of the last factorized matrix when `refactor`
     /// is false (modified Newton).
-    fn solve_with(&mut self, cx: &StepCx, step: usize, refactor: bool) -> Result<(), SolveError> {
+    /// `donor`: solve with another stage's factorization instead (see [`Stage::newton_after`]).
+    fn solve_with(
+        &mut self,
+        cx: &StepCx,
+        step: usize,
+        refactor: bool,
+        donor: Option<&mut Lu>,
+    ) -> Result<(), SolveError> {
         let (level, t) = (cx.level, cx.t);
         let err = |source| SolveError::Linear {
             step,
@@ -535,7 +552,10 @@ impl Stage {
         for (d, r) in self.delta.iter_mut().zip(&self.system.rhs) {
             *d = -r;
         }
-        self.lu.solve_in_place(&mut self.delta).map_err(err)?;
+        donor
+            .unwrap_or(&mut self.lu)
+            .solve_in_place(&mut self.delta)
+            .map_err(err)?;
         if self.delta.iter().any(|v| !v.is_finite()) {
             return Err(SolveError::NonFinite {
                 step,

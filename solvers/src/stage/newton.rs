@@ -4,6 +4,7 @@
 use super::{MatrixFactors, NewtonReport, ResidualNorms, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
+use saltus_core::linear::Lu;
 use saltus_core::{Model, NodeKind, StepCx};
 
 impl Stage {
@@ -21,6 +22,56 @@ impl Stage {
         tol: &Tolerance,
         step: usize,
         smooth: Option<&Stage>,
+        update: impl FnMut(&mut State),
+    ) -> Result<NewtonReport, SolveError> {
+        self.newton_inner(model, state, cx, tol, step, smooth, None, update)
+    }
+
+    /// [`Stage::newton`] whose first correction may use `donor`'s current factorization
+    /// instead of assembling and factorizing its own (with [`Tolerance::exact_reuse`]; judged
+    /// as an exact-reuse probe: it must contract `‖r‖` by `EXACT_REUSE_RATE` and reach the
+    /// tolerance, else it is undone and the stage factorizes its own matrix). For a stage whose
+    /// matrix nearly equals another's at the same state: NSGA's velocity jump after the
+    /// position correction of a model without contacts, both `M` and the joints' `k G` at
+    /// `q_{n+1}` up to the last position correction (forces enter the position matrix with
+    /// `h²/2 ∂f/∂q` and the velocity one with `h ∂f/∂v`: a stiff beam's probe is refused, and
+    /// the stage then waits 1, 2, 4, … 64 solves before it tries again). Used only when the
+    /// two stages have the same unknowns (node numbering and multiplier layout), the same
+    /// multiplier scaling `k`, `p`, and no contact takes part in this one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn newton_after(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        donor: &mut Stage,
+        update: impl FnMut(&mut State),
+    ) -> Result<NewtonReport, SolveError> {
+        let usable = tol.exact_reuse
+            && !self.has_contacts
+            && donor
+                .factorized_for
+                .is_some_and(|f| f.factors[1..3] == [cx.k, cx.p])
+            && donor.system.n == self.system.n
+            && donor.system.n_node_dofs == self.system.n_node_dofs
+            && donor.system.mult_range == self.system.mult_range;
+        let donor = usable.then_some(&mut donor.lu);
+        self.newton_inner(model, state, cx, tol, step, smooth, donor, update)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn newton_inner(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        mut donor: Option<&mut Lu>,
         mut update: impl FnMut(&mut State),
     ) -> Result<NewtonReport, SolveError> {
         let mut it = 0;
@@ -59,9 +110,15 @@ impl Stage {
             && self.reuse_wait == 0
             && state.at_rest(cx.h, EXACT_REUSE_REST);
         self.reuse_wait = self.reuse_wait.saturating_sub(1);
-        let mut reuse = factorized && (may_reuse(0) || exact_try);
+        // Otherwise the donor's factorization, under the same test (`newton_after`).
+        let donor_try = !exact_try && donor.is_some() && self.donor_wait == 0;
+        if donor.is_some() {
+            self.donor_wait = self.donor_wait.saturating_sub(1);
+        }
+        let mut reuse = (factorized && (may_reuse(0) || exact_try)) || donor_try;
         // The first correction is the exact-reuse probe (judged by EXACT_REUSE_RATE).
-        let mut probing = exact_try;
+        let mut probing = exact_try || donor_try;
+        let mut donor_corrections = 0;
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
@@ -100,14 +157,36 @@ impl Stage {
             // The point reached by the exact-reuse probe counts only if its matrix acted as
             // Newton's would (EXACT_REUSE_RATE).
             let probed = probing && reused_step;
-            let exact = !probed || norm <= EXACT_REUSE_RATE * prev_norm;
-            if probed {
+            let rate = if donor_try {
+                DONOR_RATE
+            } else {
+                EXACT_REUSE_RATE
+            };
+            let exact = !probed || norm <= rate * prev_norm;
+            // A donor's correction that contracted by DONOR_RATE but did not reach the
+            // tolerance is followed by another one with the same factorization, up to
+            // DONOR_CORRECTIONS.
+            let more = probed
+                && donor_try
+                && exact
+                && norm > tolerance
+                && donor_corrections < DONOR_CORRECTIONS;
+            if more {
+                reuse = true;
+                check_first = false;
+            }
+            if probed && !more {
                 probing = false;
-                if exact && norm <= tolerance {
-                    self.reuse_backoff = 1;
+                let (wait, backoff) = if donor_try {
+                    (&mut self.donor_wait, &mut self.donor_backoff)
                 } else {
-                    self.reuse_wait = self.reuse_backoff;
-                    self.reuse_backoff = (2 * self.reuse_backoff).min(EXACT_REUSE_MAX_WAIT);
+                    (&mut self.reuse_wait, &mut self.reuse_backoff)
+                };
+                if exact && norm <= tolerance {
+                    *backoff = 1;
+                } else {
+                    *wait = *backoff;
+                    *backoff = (2 * *backoff).min(EXACT_REUSE_MAX_WAIT);
                 }
             }
             if norm <= tolerance && exact {
@@ -115,7 +194,7 @@ impl Stage {
                 self.memos_at_solution = true;
                 break (it, norm);
             }
-            if reused_step {
+            if reused_step && !more {
                 reused_step = false;
                 let theta = tol.jacobian_reuse.unwrap_or(0.0);
                 // Contracted by θ, and at this rate within REUSE_AHEAD more corrections of the
@@ -201,7 +280,14 @@ impl Stage {
             }
             backtracking = false;
             start_check = false;
-            self.solve_with(cx, step, !reuse)
+            // The donor's factorization serves the probe only.
+            let lu = if probing && donor_try {
+                donor_corrections += 1;
+                donor.as_deref_mut()
+            } else {
+                None
+            };
+            self.solve_with(cx, step, !reuse, lu)
                 .map_err(|e| self.blame_extreme_entries(model, e))?;
             reused_step = reuse;
             if reuse {
@@ -244,7 +330,7 @@ impl Stage {
                 break (it, norm);
             }
             // The factorization just used serves the next correction (modified Newton).
-            reuse = may_reuse(it) && alpha == 1.0;
+            reuse = more || (may_reuse(it) && alpha == 1.0);
             check_first = expect_one && it == 1 && !reuse && alpha == 1.0;
         };
         self.converged_at_start = result.0 == 0;
@@ -339,6 +425,16 @@ const EXACT_REUSE_RATE: f64 = 1e-4;
 /// (relative to the coordinates' size) over the last step: moving joints and contacts change
 /// their matrices (a chain's `G(q)`) and the attempt would be refused.
 const EXACT_REUSE_REST: f64 = 1e-6;
+
+/// Most corrections of a solve made with a donor's factorization ([`Stage::newton_after`]).
+const DONOR_CORRECTIONS: usize = 3;
+
+/// Each correction made with a donor's factorization must reduce `‖r‖` at least this much,
+/// else the stage factorizes its own matrix. The velocity jump with the position
+/// correction's factorization (made at `q̃`, before the correction `U` moved the joints' `G`)
+/// contracts by 1e-7 … 1e-3 on the rigid chains (larger as the links turn faster): one or two
+/// corrections reach the tolerance.
+const DONOR_RATE: f64 = 1e-2;
 
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
 const EXACT_REUSE_MAX_WAIT: u32 = 64;
