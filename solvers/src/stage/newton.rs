@@ -103,22 +103,37 @@ impl Stage {
             |it: usize| tol.jacobian_reuse.is_some() && it + FRESH_BEFORE_CAP < tol.max_iterations;
         // Exact reuse (corrections): the first correction tries the last factorization when
         // the model was at rest at the step start (its matrices then did not change: a
-        // resting contact), unless a recent attempt was refused.
+        // resting contact), unless a recent attempt was refused. Otherwise the donor's
+        // factorization (`newton_after`): refining corrections (`REFINE_RATE`,
+        // `REFINE_CORRECTIONS`). (The stage's own last factorization while the model moves
+        // was tried as refining corrections too: chain N = 10 / 100 71 → 90 / 735 → 882
+        // µs/step — half the probes refused, and a residual assembly costs about what a
+        // factorization saves.)
         let factorized = self.factorized_for == Some(factors);
-        let exact_try = factorized
+        let probe = if factorized
             && tol.exact_reuse
             && self.reuse_wait == 0
-            && state.at_rest(cx.h, EXACT_REUSE_REST);
-        self.reuse_wait = self.reuse_wait.saturating_sub(1);
-        // Otherwise the donor's factorization, under the same test (`newton_after`).
-        let donor_try = !exact_try && donor.is_some() && self.donor_wait == 0;
+            && state.at_rest(cx.h, EXACT_REUSE_REST)
+        {
+            Probe::Exact
+        } else if donor.is_some() && self.donor_wait == 0 {
+            Probe::Donor
+        } else {
+            Probe::None
+        };
+        if tol.exact_reuse {
+            self.reuse_wait = self.reuse_wait.saturating_sub(1);
+        }
         if donor.is_some() {
             self.donor_wait = self.donor_wait.saturating_sub(1);
         }
-        let mut reuse = (factorized && (may_reuse(0) || exact_try)) || donor_try;
-        // The first correction is the exact-reuse probe (judged by EXACT_REUSE_RATE).
-        let mut probing = exact_try || donor_try;
-        let mut donor_corrections = 0;
+        let mut reuse = (factorized && may_reuse(0)) || probe != Probe::None;
+        // The first correction is the probe (judged by EXACT_REUSE_RATE or REFINE_RATE).
+        let mut probing = probe != Probe::None;
+        let mut refinements = 0;
+        // A refining probe ends at the round-off floor of the constraint rows, as one full
+        // Newton correction from a nearby start does (not merely within the tolerance).
+        let strict = ROUND_OFF * cx.k * state.scale(positions);
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
@@ -157,27 +172,27 @@ impl Stage {
             // The point reached by the exact-reuse probe counts only if its matrix acted as
             // Newton's would (EXACT_REUSE_RATE).
             let probed = probing && reused_step;
-            let rate = if donor_try {
-                DONOR_RATE
-            } else {
+            let rate = if probe == Probe::Exact {
                 EXACT_REUSE_RATE
+            } else {
+                REFINE_RATE
             };
             let exact = !probed || norm <= rate * prev_norm;
-            // A donor's correction that contracted by DONOR_RATE but did not reach the
-            // tolerance is followed by another one with the same factorization, up to
-            // DONOR_CORRECTIONS.
+            // A refining correction that contracted by REFINE_RATE but did not reach the
+            // round-off floor is followed by another one with the same factorization, up to
+            // REFINE_CORRECTIONS (then the tolerance decides).
             let more = probed
-                && donor_try
+                && probe != Probe::Exact
                 && exact
-                && norm > tolerance
-                && donor_corrections < DONOR_CORRECTIONS;
+                && norm > strict
+                && refinements < REFINE_CORRECTIONS;
             if more {
                 reuse = true;
                 check_first = false;
             }
             if probed && !more {
                 probing = false;
-                let (wait, backoff) = if donor_try {
+                let (wait, backoff) = if probe == Probe::Donor {
                     (&mut self.donor_wait, &mut self.donor_backoff)
                 } else {
                     (&mut self.reuse_wait, &mut self.reuse_backoff)
@@ -280,9 +295,11 @@ impl Stage {
             }
             backtracking = false;
             start_check = false;
+            if probing {
+                refinements += 1;
+            }
             // The donor's factorization serves the probe only.
-            let lu = if probing && donor_try {
-                donor_corrections += 1;
+            let lu = if probing && probe == Probe::Donor {
                 donor.as_deref_mut()
             } else {
                 None
@@ -426,15 +443,28 @@ const EXACT_REUSE_RATE: f64 = 1e-4;
 /// their matrices (a chain's `G(q)`) and the attempt would be refused.
 const EXACT_REUSE_REST: f64 = 1e-6;
 
-/// Most corrections of a solve made with a donor's factorization ([`Stage::newton_after`]).
-const DONOR_CORRECTIONS: usize = 3;
+/// The first correction of a solve and what it may reuse ([`Tolerance::exact_reuse`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    /// A fresh matrix.
+    None,
+    /// The stage's last factorization, the model at rest: one correction that must contract
+    /// by `EXACT_REUSE_RATE` and reach the tolerance.
+    Exact,
+    /// Another stage's current factorization ([`Stage::newton_after`]): refining corrections.
+    Donor,
+}
 
-/// Each correction made with a donor's factorization must reduce `‖r‖` at least this much,
-/// else the stage factorizes its own matrix. The velocity jump with the position
-/// correction's factorization (made at `q̃`, before the correction `U` moved the joints' `G`)
-/// contracts by 1e-7 … 1e-3 on the rigid chains (larger as the links turn faster): one or two
-/// corrections reach the tolerance.
-const DONOR_RATE: f64 = 1e-2;
+/// Most refining corrections of a solve ([`Probe::Donor`]).
+const REFINE_CORRECTIONS: usize = 3;
+
+/// Each refining correction must reduce `‖r‖` at least this much, else the stage factorizes
+/// its own matrix; they continue until the residual is at the round-off floor of the
+/// constraint rows (as one full Newton correction from a nearby start leaves it), at most
+/// `REFINE_CORRECTIONS`. The velocity jump with the position correction's factorization
+/// (made at `q̃`, before the correction `U` moved the joints' `G`) contracts by 1e-7 … 1e-3
+/// on the rigid chains (larger as the links turn faster).
+const REFINE_RATE: f64 = 1e-2;
 
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
 const EXACT_REUSE_MAX_WAIT: u32 = 64;
