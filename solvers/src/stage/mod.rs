@@ -417,6 +417,11 @@ impl Stage {
         &self.mult
     }
 
+    /// All multipliers of the stage, mutable (e.g. a scheme's starting point for a solve).
+    pub fn multipliers_mut(&mut self) -> &mut [f64] {
+        &mut self.mult
+    }
+
     /// Multipliers of element `ie` (empty if it has none at this stage).
     pub fn element_multipliers(&self, ie: usize) -> &[f64] {
         let (a, n) = self.system.mult_range[ie];
