@@ -59,6 +59,7 @@ fn local_state<'a>(
         mult_smooth: &fx.mult_smooth,
         admissible,
         memo: None,
+        base: None,
     }
 }
 
@@ -359,4 +360,88 @@ fn potential_energy_is_the_potential_of_the_forces_at_rest() {
     ] {
         assert!(checked.contains(&t), "{t} not checked");
     }
+}
+
+/// The smooth-state terms a scheme evaluates once per step (`saltus_core::stage::base_terms`,
+/// `LocalState::base`) leave every registered element's residual, Hessian and convergence
+/// reference unchanged, bit for bit, at the difference stages (position and velocity
+/// corrections), for random increments and for the zero ones of a correction's start.
+#[test]
+fn base_terms_of_the_step_leave_every_element_unchanged() {
+    saltus_elements::link();
+    let mut checked = 0;
+    for kind in element_kinds() {
+        let mut rng = Rng::new(0xBA5E ^ kind.type_name.len() as u64);
+        let element = build_example(kind, &mut rng).unwrap();
+        for level in [Level::Position, Level::Velocity] {
+            if !participates(element.as_ref(), level) {
+                continue;
+            }
+            let cx = test_cx(level);
+            for (seed, first) in [(5, false), (6, true)] {
+                let mut fx = LocalFixture::random(
+                    kind.example_nodes,
+                    element.n_mult(level),
+                    element.n_mult(Level::Smooth),
+                    0.3,
+                    &mut Rng::new(seed),
+                );
+                if first {
+                    fx.incr.iter_mut().for_each(|d| d.fill(0.0));
+                }
+                let (nodes, tangents) = fx.states(&cx, &fx.incr);
+                let s = local_state(&fx, &nodes, &tangents, false, true);
+                let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+                let mut base = vec![f64::NAN; 3 * n];
+                let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
+                saltus_core::stage::base_terms(element.as_ref(), &cx, &s, &mut base, &mut sc)
+                    .unwrap();
+                let cached = saltus_core::LocalState {
+                    base: Some(saltus_core::BaseTerms {
+                        inertial: &base[..n],
+                        force: &base[n..2 * n],
+                        reaction: &base[2 * n..],
+                    }),
+                    ..s
+                };
+                let full = |s: &saltus_core::LocalState<'_>| {
+                    let m = n + s.mult.len();
+                    let mut r = nalgebra::DVector::zeros(m);
+                    let mut h = nalgebra::DMatrix::zeros(m, m);
+                    let mut out = saltus_core::LocalSystem {
+                        residual: r.rows_mut(0, m),
+                        hessian: h.view_mut((0, 0), (m, m)),
+                        reference: 0.0,
+                    };
+                    let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), m);
+                    saltus_core::stage::evaluate_element(
+                        element.as_ref(),
+                        &cx,
+                        s,
+                        &mut out,
+                        &mut sc,
+                    )
+                    .unwrap();
+                    let reference = out.reference;
+                    (r, h, reference)
+                };
+                let what = format!("{} at {}, seed {seed}", kind.type_name, level.name());
+                assert_eq!(full(&s), full(&cached), "{what}");
+                // The step's terms themselves: finite, and the applied forces and constraint
+                // reactions nonzero where the element has them (a random state and random
+                // smooth multipliers carry both; an inertial force may vanish, e.g. a point
+                // mass's).
+                assert!(base.iter().all(|v| v.is_finite()), "{what}: {base:?}");
+                let nonzero = |v: &[f64]| v.iter().any(|&x| x != 0.0);
+                if element.as_force().is_some() {
+                    assert!(nonzero(&base[n..2 * n]), "{what}: no force");
+                }
+                if element.as_constraint().is_some() {
+                    assert!(nonzero(&base[2 * n..]), "{what}: no reaction");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} element stages checked");
 }

@@ -252,6 +252,26 @@ pub struct LocalState<'a> {
     /// evaluation at this level recorded, when that evaluation was at the converged state.
     /// `None` everywhere else.
     pub memo: Option<&'a LevelMemo>,
+    /// The element's terms at the converged smooth state of the step, when the scheme
+    /// evaluated them once for the step ([`BaseTerms`]); `None`: the difference stages
+    /// evaluate them at every assembly.
+    pub base: Option<BaseTerms<'a>>,
+}
+
+/// An element's force-like terms at the converged smooth state `(q̃, ṽ)`, with its smooth
+/// multipliers `λ̃`: what the correction stages' differences `f(q, v) − f(q̃, ṽ)` (spec §5,
+/// §6) subtract. They are constant over a step, so a scheme may evaluate them once per step
+/// (`saltus_core::stage::base_terms`) instead of at every assembly of the position and
+/// velocity corrections. Each slice runs over the element's node unknowns (local order).
+#[derive(Clone, Copy, Debug)]
+pub struct BaseTerms<'a> {
+    /// Inertial force `f_in(q̃, ṽ)` of [`Element::as_inertia`] \[N, N m\] (zeros if none).
+    pub inertial: &'a [f64],
+    /// Applied force `f(q̃, ṽ)` of [`Element::as_force`] \[N, N m\] (zeros if none).
+    pub force: &'a [f64],
+    /// Constraint reaction `g_q(q̃)ᵀ k_s λ̃` of [`Element::as_constraint`] \[N, N m\] (zeros if
+    /// none).
+    pub reaction: &'a [f64],
 }
 
 impl LocalState<'static> {
@@ -267,6 +287,7 @@ impl LocalState<'static> {
         mult_smooth: &[],
         admissible: true,
         memo: None,
+        base: None,
     };
 }
 

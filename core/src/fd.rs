@@ -138,6 +138,7 @@ impl LocalFixture {
             mult_smooth: &self.mult_smooth,
             admissible: true,
             memo: None,
+            base: None,
         }
     }
 

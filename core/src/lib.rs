@@ -21,8 +21,8 @@ pub mod stage;
 
 pub use constraint::BilateralConstraint;
 pub use element::{
-    Element, ElementError, Energy, InertiaTerm, Level, LevelHook, LevelMemo, Levels, LocalState,
-    LocalSystem, OutputSpec, OutputState, StageMotion, StepCx,
+    BaseTerms, Element, ElementError, Energy, InertiaTerm, Level, LevelHook, LevelMemo, Levels,
+    LocalState, LocalSystem, OutputSpec, OutputState, StageMotion, StepCx,
 };
 pub use model::{BuildError, Detector, ElementId, Model};
 pub use node::{NodeDef, NodeId, NodeKind, NodeState, PrescribedMotion};

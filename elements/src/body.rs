@@ -605,6 +605,7 @@ mod tests {
             mult_smooth: &[],
             admissible: true,
             memo: None,
+            base: None,
         };
         let mut out = LocalSystem {
             residual: r.rows_mut(0, 6),

@@ -145,6 +145,7 @@ fn level_allocations(
         mult_smooth: &fx.mult_smooth,
         admissible: true,
         memo: None,
+        base: None,
     };
     let mut out = LocalSystem {
         residual: r.rows_mut(0, n),

@@ -12,7 +12,7 @@ use nalgebra::{Matrix3, Vector3, Vector6};
 use saltus_core::assembly::{NodeNumbering, FIXED};
 use saltus_core::lie;
 use saltus_core::stage::Scratch;
-use saltus_core::{LocalState, Model, NodeKind, NodeState};
+use saltus_core::{BaseTerms, LocalState, Model, NodeKind, NodeState, StepCx};
 
 /// Node states and per-node buffers of a solve.
 pub struct State {
@@ -42,6 +42,11 @@ pub struct State {
     pub(crate) gathered: Gathered,
     /// Thread pool and per-thread workers when elements are evaluated in parallel.
     pub(crate) parallel: Option<Parallel>,
+    /// The elements' [`BaseTerms`] of the current step (`3n` values per element from
+    /// `base_at[ie]`), valid while `base_ready` ([`State::fill_base_terms`]).
+    base: Vec<f64>,
+    base_at: Vec<usize>,
+    base_ready: bool,
 }
 
 /// Per-thread evaluation buffers.
@@ -66,6 +71,26 @@ pub(crate) struct NodeArrays<'a> {
     smooth: &'a [NodeState],
     tangent: &'a [Matrix3<f64>],
     incr: &'a [Vector6<f64>],
+    /// [`State::base`] and its offsets, empty when not valid.
+    base: &'a [f64],
+    base_at: &'a [usize],
+}
+
+impl<'a> NodeArrays<'a> {
+    /// Element `ie`'s [`BaseTerms`] of the step, if they were evaluated.
+    pub(crate) fn base_terms(&self, ie: usize) -> Option<BaseTerms<'a>> {
+        let (a, b) = (*self.base_at.get(ie)?, *self.base_at.get(ie + 1)?);
+        if a == b {
+            return None;
+        }
+        let n = (b - a) / 3;
+        let t = &self.base[a..b];
+        Some(BaseTerms {
+            inertial: &t[..n],
+            force: &t[n..2 * n],
+            reaction: &t[2 * n..],
+        })
+    }
 }
 
 /// Gather buffers: one element's node data in local order. An element whose nodes are
@@ -135,6 +160,7 @@ impl Gathered {
         mult: &'a [f64],
         mult_smooth: &'a [f64],
         admissible: bool,
+        base: Option<BaseTerms<'a>>,
     ) -> LocalState<'a> {
         let v = self.view(a, nn);
         LocalState {
@@ -148,6 +174,7 @@ impl Gathered {
             mult_smooth,
             admissible,
             memo: None,
+            base,
         }
     }
 
@@ -162,6 +189,8 @@ impl Gathered {
                 smooth: &a.smooth[i..i + nn],
                 tangent: &a.tangent[i..i + nn],
                 incr: &a.incr[i..i + nn],
+                base: a.base,
+                base_at: a.base_at,
             },
             None => NodeArrays {
                 kinds: &self.kinds[..nn],
@@ -170,6 +199,8 @@ impl Gathered {
                 smooth: &self.smooth[..nn],
                 tangent: &self.tangent[..nn],
                 incr: &self.incr[..nn],
+                base: a.base,
+                base_at: a.base_at,
             },
         }
     }
@@ -183,7 +214,7 @@ impl State {
         let max_nodes = max_element_nodes(model);
         let init: Vec<NodeState> = nodes.iter().map(|n| n.initial).collect();
         let n = nodes.len();
-        Self {
+        let mut state = Self {
             numbering: NodeNumbering::new(nodes),
             scratch: Scratch::for_elements(model.elements(), &kinds),
             prev: init.clone(),
@@ -198,12 +229,40 @@ impl State {
             gathered: Gathered::with_capacity(max_nodes),
             parallel: None,
             kinds,
-        }
+            base: Vec::new(),
+            base_at: Vec::new(),
+            base_ready: false,
+        };
+        state.reserve_base_terms(model);
+        state
+    }
+
+    /// Capacity of the [`BaseTerms`] cache for the model's current elements (so that filling
+    /// it in a step allocates nothing).
+    fn reserve_base_terms(&mut self, model: &Model) {
+        let elements = model.elements();
+        let total: usize = elements
+            .iter()
+            .filter(|e| {
+                e.as_inertia().is_some() || e.as_force().is_some() || e.as_constraint().is_some()
+            })
+            .map(|e| {
+                3 * e
+                    .nodes()
+                    .iter()
+                    .map(|id| self.kinds[id.index()].ndof())
+                    .sum::<usize>()
+            })
+            .sum();
+        self.base.reserve(total.saturating_sub(self.base.len()));
+        self.base_at
+            .reserve((elements.len() + 1).saturating_sub(self.base_at.len()));
     }
 
     /// Resize the per-element buffers (gather, scratch; also the per-thread ones) for the
     /// model's current elements (after elements were added; allocates only when they grew).
     pub fn refit(&mut self, model: &Model) {
+        self.reserve_base_terms(model);
         let max_nodes = max_element_nodes(model);
         self.gathered.grow(max_nodes);
         let needed = Scratch::for_elements(model.elements(), &self.kinds);
@@ -286,6 +345,8 @@ impl State {
             smooth: &self.smooth,
             tangent: &self.tangent,
             incr: &self.incr,
+            base: self.base_slice(),
+            base_at: self.base_offsets(),
         }
     }
 
@@ -334,8 +395,90 @@ impl State {
             smooth: &self.smooth,
             tangent: &self.tangent,
             incr: &self.incr,
+            base: if self.base_ready { &self.base } else { &[] },
+            base_at: if self.base_ready { &self.base_at } else { &[] },
         };
         (arrays, &mut self.gathered, &mut self.scratch)
+    }
+
+    fn base_slice(&self) -> &[f64] {
+        if self.base_ready {
+            &self.base
+        } else {
+            &[]
+        }
+    }
+
+    fn base_offsets(&self) -> &[usize] {
+        if self.base_ready {
+            &self.base_at
+        } else {
+            &[]
+        }
+    }
+
+    /// Forget the step's [`BaseTerms`] (the smooth state is about to change).
+    pub(crate) fn clear_base_terms(&mut self) {
+        self.base_ready = false;
+    }
+
+    /// Evaluate every element's [`BaseTerms`] at the converged smooth state (`smooth`: the
+    /// smooth stage, whose multipliers are `λ̃`) for the difference stages of `cx`, once per
+    /// step; the position and velocity corrections then take them from here instead of
+    /// evaluating the smooth state at each assembly (same values, bit for bit). On an element
+    /// error, its index and the error.
+    pub(crate) fn fill_base_terms(
+        &mut self,
+        model: &Model,
+        cx: &StepCx,
+        smooth: &crate::stage::Stage,
+    ) -> Result<(), (usize, saltus_core::ElementError)> {
+        self.base_ready = false;
+        let elements = model.elements();
+        self.base_at.clear();
+        let mut end = 0;
+        for e in elements {
+            self.base_at.push(end);
+            if e.as_inertia().is_some() || e.as_force().is_some() || e.as_constraint().is_some() {
+                let n: usize = e
+                    .nodes()
+                    .iter()
+                    .map(|id| self.kinds[id.index()].ndof())
+                    .sum();
+                end += 3 * n;
+            }
+        }
+        self.base_at.push(end);
+        // Taken out while the node arrays are borrowed (no allocation once large enough).
+        let mut base = std::mem::take(&mut self.base);
+        base.resize(end, 0.0);
+        let mut result = Ok(());
+        for (ie, e) in elements.iter().enumerate() {
+            let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
+            if a == b {
+                continue;
+            }
+            let (arrays, gathered, scratch) = self.parts();
+            let nn = gathered.gather(arrays, e.nodes());
+            let s = gathered.local(
+                arrays,
+                nn,
+                false,
+                &[],
+                smooth.element_multipliers(ie),
+                true,
+                None,
+            );
+            if let Err(err) =
+                saltus_core::stage::base_terms(e.as_ref(), cx, &s, &mut base[a..b], scratch)
+            {
+                result = Err((ie, err));
+                break;
+            }
+        }
+        self.base = base;
+        self.base_ready = result.is_ok();
+        result
     }
 
     /// Local view of the last gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`
@@ -347,8 +490,15 @@ impl State {
         mult: &'a [f64],
         mult_smooth: &'a [f64],
     ) -> LocalState<'a> {
-        self.gathered
-            .local(self.arrays(), nn, smooth_is_cur, mult, mult_smooth, true)
+        self.gathered.local(
+            self.arrays(),
+            nn,
+            smooth_is_cur,
+            mult,
+            mult_smooth,
+            true,
+            None,
+        )
     }
 
     /// The gathered node states of the last gathered element.

@@ -72,9 +72,17 @@ pub(super) fn add_constraint_terms(
             .zip(s.smooth)
             .any(|(a, b)| a.x != b.x || a.r != b.r);
         if moved {
-            kin_s.reset(m, n, false);
-            c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
-            add_at_x(&mut r_q, &(g_q - kin_s.g_q), &lam, -cx.force_weight, n);
+            // g_q(q̃)ᵀ k_s λ̃: the step's cached value, or evaluated here.
+            let mut at_smooth = LocalVector::zeros();
+            match s.base {
+                Some(b) => at_smooth.as_mut_slice()[..n].copy_from_slice(&b.reaction[..n]),
+                None => smooth_reaction_into(c, t, s, &lam, &mut at_smooth, kin_s),
+            }
+            let mut now = LocalVector::zeros();
+            add_at_x(&mut now, g_q, &lam, 1.0, n);
+            for j in 0..n {
+                r_q[j] -= cx.force_weight * (now[j] - at_smooth[j]);
+            }
         }
         Some(lam)
     } else {
@@ -150,6 +158,41 @@ pub(super) fn add_constraint_terms(
         axpy(&mut col[..n], -k, &g_qt[j * MAX_DOFS..j * MAX_DOFS + n]);
     }
     Ok(())
+}
+
+/// `out = g_q(q̃)ᵀ lam` (padded) with `g_q(q̃)` evaluated to first order at the smooth state
+/// `s.smooth` into `kin_s`.
+fn smooth_reaction_into(
+    c: &dyn BilateralConstraint,
+    t: f64,
+    s: &LocalState<'_>,
+    lam: &crate::constraint::RowVector,
+    out: &mut LocalVector,
+    kin_s: &mut Kinematics,
+) {
+    let layout = Layout::new(s.kinds);
+    kin_s.reset(c.n_constraints(), layout.n(), false);
+    c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
+    add_at_x(out, &kin_s.g_q, lam, 1.0, layout.n());
+}
+
+/// The constraint reaction `g_q(q̃)ᵀ k_s λ̃` of `c` at the smooth state of `s` (its smooth
+/// multipliers, the stage's `k_s`) into `out` (the element's `n` node unknowns): the
+/// [`crate::BaseTerms::reaction`] of the difference stages.
+pub(super) fn smooth_reaction(
+    c: &dyn BilateralConstraint,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut [f64],
+    kin_s: &mut Kinematics,
+) {
+    let m = c.n_constraints();
+    let t = if cx.level == Level::Static { 0.0 } else { cx.t };
+    let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
+    let mut r = LocalVector::zeros();
+    smooth_reaction_into(c, t, s, &lam, &mut r, kin_s);
+    let n = out.len();
+    out.copy_from_slice(&r.as_slice()[..n]);
 }
 
 fn check_finite(c: &dyn BilateralConstraint, kin: &Kinematics) -> Result<(), ElementError> {

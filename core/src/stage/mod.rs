@@ -214,15 +214,19 @@ fn evaluate(
             let eval =
                 |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| inertia.inertial_force(st, t);
             let dep = inertia.inertial_force_dependence();
-            reference +=
-                add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d, hessian)?;
+            let cached = s.base.map(|b| b.inertial);
+            reference += add_force_terms(
+                eval, dep, cx, s, &ps, &base, cached, n, out, f, k, c, d, hessian,
+            )?;
             terms += 2;
         }
         if let Some(force) = force {
             let eval = |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| force.force(st, t);
             let dep = force.dependence();
-            reference +=
-                add_force_terms(eval, dep, cx, s, &ps, &base, n, out, f, k, c, d, hessian)?;
+            let cached = s.base.map(|b| b.force);
+            reference += add_force_terms(
+                eval, dep, cx, s, &ps, &base, cached, n, out, f, k, c, d, hessian,
+            )?;
             // A difference `f − f_base` has two terms.
             terms += if cx.force_difference { 2 } else { 1 };
         }
@@ -256,6 +260,61 @@ pub fn all_finite(x: &[f64]) -> bool {
         special |= u64::from(v.to_bits() & EXPONENT == EXPONENT);
     }
     special == 0
+}
+
+/// The [`crate::BaseTerms`] of `element` for the difference stages of `cx` (its time, gravity, load
+/// factor and smooth scaling `k_s`): its inertial force, applied force and constraint reaction
+/// at the smooth state `s.smooth` with the smooth multipliers `s.mult_smooth`, into `out`
+/// (`3n` values in that order, `n` the element's node unknowns; zeros where the element has
+/// no such term). The same evaluations the difference stages make at every assembly without
+/// them, so the stage results are the same bit for bit.
+pub fn base_terms(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut [f64],
+    sc: &mut Scratch,
+) -> Result<(), ElementError> {
+    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+    let out = &mut out[..3 * n];
+    out.fill(0.0);
+    if !sc.fits(s.nodes.len(), n) {
+        *sc = Scratch::new(s.nodes.len(), n);
+    }
+    let (f_inertial, rest) = out.split_at_mut(n);
+    let (f_applied, reaction) = rest.split_at_mut(n);
+    let base = PhysicsState {
+        nodes: s.smooth,
+        kinds: s.kinds,
+        t: cx.t,
+        load_factor: cx.load_factor,
+        statics: cx.level == Level::Static,
+        gravity: cx.gravity * cx.load_factor,
+        tangents: false,
+        stiffness: false,
+        damping: false,
+    };
+    let Scratch { k, c, kin_s, .. } = sc;
+    if let Some(inertia) = element.as_inertia() {
+        let mut terms = ForceTerms {
+            f: DVectorViewMut::from_slice(f_inertial, n),
+            stiffness: DMatrixViewMut::from_slice(&mut k[..n * n], n, n),
+            damping: DMatrixViewMut::from_slice(&mut c[..n * n], n, n),
+        };
+        inertia.inertial_force(&base, &mut terms)?;
+    }
+    if let Some(force) = element.as_force() {
+        let mut terms = ForceTerms {
+            f: DVectorViewMut::from_slice(f_applied, n),
+            stiffness: DMatrixViewMut::from_slice(&mut k[..n * n], n, n),
+            damping: DMatrixViewMut::from_slice(&mut c[..n * n], n, n),
+        };
+        force.force(&base, &mut terms)?;
+    }
+    if let Some(constraint) = element.as_constraint() {
+        constraint::smooth_reaction(constraint, cx, s, reaction, kin_s);
+    }
+    Ok(())
 }
 
 /// Whether [`inert_residual`] can ever find `element` inert at `level`: not for constraints
@@ -418,9 +477,11 @@ fn norm3(b: &[f64]) -> f64 {
 }
 
 /// Force-like term (module table): evaluate at the current state with tangents and, for a
-/// difference stage, at the base state without; add `−w (f − f_base)` and
-/// `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block norms of the added residual, or on a
-/// difference stage those of `w f` plus those of `w f_base`.
+/// difference stage, at the base state without (or take `f_base` from `cached`, see
+/// [`crate::BaseTerms`]); add `−w (f − f_base)` and `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block
+/// norms of the added residual, or on a difference stage those of `w f` plus those of
+/// `w f_base`.
+#[allow(clippy::too_many_arguments)]
 fn add_force_terms(
     eval: impl Fn(&PhysicsState<'_>, &mut ForceTerms<'_>) -> Result<(), ElementError>,
     dep: Dependence,
@@ -428,6 +489,7 @@ fn add_force_terms(
     s: &LocalState<'_>,
     ps: &PhysicsState<'_>,
     base: &PhysicsState<'_>,
+    cached: Option<&[f64]>,
     n: usize,
     out: &mut LocalSystem<'_>,
     f: &mut [f64],
@@ -507,17 +569,23 @@ fn add_force_terms(
     let mut magnitude = 0.0;
     if cx.force_difference {
         magnitude = w.abs() * f.chunks(3).map(norm3).sum::<f64>();
-        f.fill(0.0);
-        let mut terms = ForceTerms {
-            f: DVectorViewMut::from_slice(f, n),
-            stiffness: DMatrixViewMut::from_slice(k, n, n),
-            damping: DMatrixViewMut::from_slice(c, n, n),
+        let f_base: &[f64] = match cached {
+            Some(cached) => &cached[..n],
+            None => {
+                f.fill(0.0);
+                let mut terms = ForceTerms {
+                    f: DVectorViewMut::from_slice(f, n),
+                    stiffness: DMatrixViewMut::from_slice(k, n, n),
+                    damping: DMatrixViewMut::from_slice(c, n, n),
+                };
+                eval(base, &mut terms)?;
+                f
+            }
         };
-        eval(base, &mut terms)?;
-        for (di, fi) in d.iter_mut().zip(f.iter()) {
+        for (di, fi) in d.iter_mut().zip(f_base) {
             *di += w * fi;
         }
-        magnitude += w.abs() * f.chunks(3).map(norm3).sum::<f64>();
+        magnitude += w.abs() * f_base.chunks(3).map(norm3).sum::<f64>();
     }
     for (r, di) in out.residual.as_mut_slice().iter_mut().zip(d.iter()) {
         *r += di;

@@ -503,6 +503,7 @@ mod tests {
                 mult_smooth: &[],
                 admissible: true,
                 memo: None,
+                base: None,
             };
             let g = position_gaps(&e, &s);
             worst = worst.max(g.g_t.norm()).max(g.g_n.abs());

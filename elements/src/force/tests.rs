@@ -339,6 +339,7 @@ fn nodal_load_residuals() {
         mult_smooth: &[],
         admissible: true,
         memo: None,
+        base: None,
     };
     let (r, h) = evaluate(&e, &cx, &s).unwrap();
     // −h λ (Rᵀm − m) with Rᵀ m = (0,2,0), m = (0,0,2).
@@ -376,6 +377,7 @@ fn residual(
         mult_smooth: &[],
         admissible: true,
         memo: None,
+        base: None,
     };
     evaluate(e, cx, &s).unwrap().0
 }

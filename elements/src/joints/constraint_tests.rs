@@ -99,6 +99,7 @@ fn outputs_fill_every_declared_channel() {
             mult_smooth: &fx.mult_smooth,
             admissible: true,
             memo: None,
+            base: None,
         };
         e.level_converged(&cx, &s);
         let specs = e.outputs();

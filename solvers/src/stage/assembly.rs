@@ -85,8 +85,16 @@ impl Stage {
             let n = system.local_size(ie);
             let result = {
                 let (arrays, gathered, scratch) = state.parts();
-                let local =
-                    gathered.local(arrays, nn, smooth_is_cur, own, mult_smooth, admissible[ie]);
+                let base = arrays.base_terms(ie);
+                let local = gathered.local(
+                    arrays,
+                    nn,
+                    smooth_is_cur,
+                    own,
+                    mult_smooth,
+                    admissible[ie],
+                    base,
+                );
                 // An element whose residual is exactly zero here adds nothing: no evaluation,
                 // no scatter (e.g. an open contact in a correction's convergence check).
                 if !hessian && inert_candidates[ie] {
@@ -219,6 +227,7 @@ impl Stage {
                             own,
                             mult_smooth,
                             admissible[ie],
+                            arrays.base_terms(ie),
                         );
                         let mut out = LocalSystem {
                             residual: nalgebra::DVectorViewMut::from_slice(r, n),
