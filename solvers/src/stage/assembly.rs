@@ -84,8 +84,8 @@ impl Stage {
             };
             let n = system.local_size(ie);
             let result = {
-                let (arrays, gathered, scratch) = state.parts();
-                let base = arrays.base_terms(ie);
+                let (arrays, gathered, scratch, base) = state.parts_with_base();
+                let base = base.base_terms(ie);
                 let local = gathered.local(
                     arrays,
                     nn,
@@ -180,6 +180,7 @@ impl Stage {
         } = self;
         let smooth_is_cur = smooth.is_none();
         let arrays = state.arrays();
+        let base = state.base_cache();
         let Some(par) = state.parallel.as_ref() else {
             unreachable!("checked by the caller");
         };
@@ -227,7 +228,7 @@ impl Stage {
                             own,
                             mult_smooth,
                             admissible[ie],
-                            arrays.base_terms(ie),
+                            base.base_terms(ie),
                         );
                         let mut out = LocalSystem {
                             residual: nalgebra::DVectorViewMut::from_slice(r, n),

@@ -63,6 +63,7 @@ impl Stage {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn newton_inner(
         &mut self,
         model: &Model,
@@ -133,7 +134,11 @@ impl Stage {
         let mut refinements = 0;
         // A refining probe ends at the round-off floor of the constraint rows, as one full
         // Newton correction from a nearby start does (not merely within the tolerance).
-        let strict = ROUND_OFF * cx.k * state.scale(positions);
+        let strict = if probe == Probe::Donor {
+            ROUND_OFF * cx.k * state.scale(positions)
+        } else {
+            0.0
+        };
         let mut reused_step = false;
         let mut reused = 0;
         let mut rejected = 0;
