@@ -797,17 +797,9 @@ impl Nsga {
         let cx = self.cx(Level::Smooth, h, t, &coef);
         Self::notify_level(model, &mut self.state, &self.smooth, &self.smooth, &cx);
         self.state.smooth.clone_from(&self.state.cur);
-        // The smooth-state terms the corrections' force differences subtract, once.
-        let cx = self.cx(Level::Position, h, t, &coef);
-        self.state
-            .fill_base_terms(model, &cx, &self.smooth)
-            .map_err(|(ie, source)| SolveError::Element {
-                step,
-                t,
-                level: Level::Position,
-                element: model.element_names()[ie].clone(),
-                source,
-            })?;
+        // The smooth-state terms the corrections' force differences subtract: evaluated once
+        // per step, where first needed.
+        self.state.open_base_terms();
 
         // Stage 2: position correction, q = q̃ ⊕ U, v = ṽ.
         self.correction(model, Level::Position, h, t, step, update_position_states)?;

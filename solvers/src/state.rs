@@ -43,12 +43,13 @@ pub struct State {
     /// Thread pool and per-thread workers when elements are evaluated in parallel.
     pub(crate) parallel: Option<Parallel>,
     /// The elements' [`BaseTerms`] of the current step (`3n` values per element from
-    /// `base_at[ie]`), valid while `base_ready` ([`State::fill_base_terms`]).
+    /// `base_at[ie]`; none for elements with `base_at[ie] == base_at[ie + 1]`), evaluated
+    /// when a difference stage first needs them ([`State::ensure_base_terms`]) while
+    /// `base_open`; `base_done[ie]`: element `ie`'s are.
     base: Vec<f64>,
     base_at: Vec<usize>,
-    /// Elements with base terms (see `layout_base_terms`).
-    base_list: Vec<usize>,
-    base_ready: bool,
+    base_done: Vec<bool>,
+    base_open: bool,
 }
 
 /// Per-thread evaluation buffers.
@@ -81,15 +82,16 @@ pub(crate) struct NodeArrays<'a> {
 pub(crate) struct BaseCache<'a> {
     base: &'a [f64],
     base_at: &'a [usize],
+    done: &'a [bool],
 }
 
 impl<'a> BaseCache<'a> {
     /// Element `ie`'s [`BaseTerms`] of the step, if they were evaluated.
     pub(crate) fn base_terms(&self, ie: usize) -> Option<BaseTerms<'a>> {
-        let (a, b) = (*self.base_at.get(ie)?, *self.base_at.get(ie + 1)?);
-        if a == b {
+        if !*self.done.get(ie)? {
             return None;
         }
+        let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
         let n = (b - a) / 3;
         let t = &self.base[a..b];
         Some(BaseTerms {
@@ -234,8 +236,8 @@ impl State {
             kinds,
             base: Vec::new(),
             base_at: Vec::new(),
-            base_list: Vec::new(),
-            base_ready: false,
+            base_done: Vec::new(),
+            base_open: false,
         };
         state.layout_base_terms(model);
         state
@@ -250,11 +252,10 @@ impl State {
     /// needs it, mostly nowhere (inert: nothing moved); filling theirs every step cost the
     /// bouncing ball 10 % and Newton's cradle (N = 50) 8 %.
     fn layout_base_terms(&mut self, model: &Model) {
-        self.base_ready = false;
+        self.base_open = false;
         self.base_at.clear();
-        self.base_list.clear();
         let mut end = 0;
-        for (ie, e) in model.elements().iter().enumerate() {
+        for e in model.elements() {
             self.base_at.push(end);
             let varying = |d: saltus_core::physics::Dependence| d.configuration || d.velocity;
             if e.as_force().is_some_and(|f| varying(f.dependence())) || e.as_constraint().is_some()
@@ -265,11 +266,12 @@ impl State {
                     .map(|id| self.kinds[id.index()].ndof())
                     .sum();
                 end += 3 * n;
-                self.base_list.push(ie);
             }
         }
         self.base_at.push(end);
         self.base.resize(end, 0.0);
+        self.base_done.clear();
+        self.base_done.resize(model.elements().len(), false);
     }
 
     /// Resize the per-element buffers (gather, scratch; also the per-thread ones) for the
@@ -404,8 +406,9 @@ impl State {
         &mut self,
     ) -> (NodeArrays<'_>, &mut Gathered, &mut Scratch, BaseCache<'_>) {
         let base = BaseCache {
-            base: if self.base_ready { &self.base } else { &[] },
-            base_at: if self.base_ready { &self.base_at } else { &[] },
+            base: &self.base,
+            base_at: &self.base_at,
+            done: &self.base_done,
         };
         let arrays = NodeArrays {
             kinds: &self.kinds,
@@ -422,64 +425,61 @@ impl State {
         (arrays, &mut self.gathered, &mut self.scratch, base)
     }
 
-    /// The step's [`BaseTerms`] cache (empty before [`State::fill_base_terms`]).
+    /// The step's [`BaseTerms`] cache (the elements' evaluated so far).
     pub(crate) fn base_cache(&self) -> BaseCache<'_> {
         BaseCache {
-            base: if self.base_ready { &self.base } else { &[] },
-            base_at: if self.base_ready { &self.base_at } else { &[] },
+            base: &self.base,
+            base_at: &self.base_at,
+            done: &self.base_done,
         }
     }
 
-    /// Forget the step's [`BaseTerms`] (the smooth state is about to change).
+    /// Forget the step's [`BaseTerms`] and stop evaluating them (the smooth state is about to
+    /// change).
     pub(crate) fn clear_base_terms(&mut self) {
-        self.base_ready = false;
+        self.base_open = false;
+        self.base_done.fill(false);
     }
 
-    /// Evaluate every element's [`BaseTerms`] at the converged smooth state (`smooth`: the
-    /// smooth stage, whose multipliers are `λ̃`) for the difference stages of `cx`, once per
-    /// step; the position and velocity corrections then take them from here instead of
-    /// evaluating the smooth state at each assembly (same values, bit for bit). On an element
-    /// error, its index and the error.
-    pub(crate) fn fill_base_terms(
+    /// From now on (until [`State::clear_base_terms`]) the smooth state is the step's
+    /// converged one: difference stages may evaluate the [`BaseTerms`] once and keep them.
+    pub(crate) fn open_base_terms(&mut self) {
+        self.base_done.fill(false);
+        self.base_open = true;
+    }
+
+    /// Evaluate element `ie`'s [`BaseTerms`] for the difference stage `cx` (smooth
+    /// multipliers `mult_smooth`) if the step's are open, the element has them, they are not
+    /// evaluated yet, and the current state differs from the smooth one at its nodes (else
+    /// the differences vanish and nothing needs them, e.g. a correction's start check). Same
+    /// values as the evaluation at each assembly they replace, bit for bit.
+    pub(crate) fn ensure_base_terms(
         &mut self,
         model: &Model,
+        ie: usize,
         cx: &StepCx,
-        smooth: &crate::stage::Stage,
-    ) -> Result<(), (usize, saltus_core::ElementError)> {
-        if self.base_list.is_empty() {
-            self.base_ready = true;
+        mult_smooth: &[f64],
+    ) -> Result<(), saltus_core::ElementError> {
+        if !self.base_open || self.base_done[ie] {
             return Ok(());
         }
-        self.base_ready = false;
-        let elements = model.elements();
+        let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
+        let e = &model.elements()[ie];
+        let moved = |id: &saltus_core::NodeId| {
+            let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
+            c.x != s.x || c.r != s.r || c.v != s.v || c.omega != s.omega
+        };
+        if a == b || !e.nodes().iter().any(moved) {
+            return Ok(());
+        }
         // Taken out while the node arrays are borrowed (no allocation: sized by the layout).
         let mut base = std::mem::take(&mut self.base);
-        let list = std::mem::take(&mut self.base_list);
-        let mut result = Ok(());
-        for &ie in &list {
-            let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
-            let e = &elements[ie];
-            let (arrays, gathered, scratch) = self.parts();
-            let nn = gathered.gather(arrays, e.nodes());
-            let s = gathered.local(
-                arrays,
-                nn,
-                false,
-                &[],
-                smooth.element_multipliers(ie),
-                true,
-                None,
-            );
-            if let Err(err) =
-                saltus_core::stage::base_terms(e.as_ref(), cx, &s, &mut base[a..b], scratch)
-            {
-                result = Err((ie, err));
-                break;
-            }
-        }
-        self.base_list = list;
+        let (arrays, gathered, scratch) = self.parts();
+        let nn = gathered.gather(arrays, e.nodes());
+        let s = gathered.local(arrays, nn, false, &[], mult_smooth, true, None);
+        let result = saltus_core::stage::base_terms(e.as_ref(), cx, &s, &mut base[a..b], scratch);
         self.base = base;
-        self.base_ready = result.is_ok();
+        self.base_done[ie] = result.is_ok();
         result
     }
 

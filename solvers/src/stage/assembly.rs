@@ -75,13 +75,18 @@ impl Stage {
             if !system.active[ie] {
                 continue;
             }
-            let nn = state.gather(model, ie);
             let (m0, m) = system.mult_range[ie];
             let own = &mult[m0..m0 + m];
             let mult_smooth = match smooth {
                 Some(s) => s.element_multipliers(ie),
                 None => own,
             };
+            if cx.force_difference {
+                state
+                    .ensure_base_terms(model, ie, cx, mult_smooth)
+                    .map_err(|source| element_error(model, ie, cx, step, source))?;
+            }
+            let nn = state.gather(model, ie);
             let n = system.local_size(ie);
             let result = {
                 let (arrays, gathered, scratch, base) = state.parts_with_base();
@@ -122,13 +127,7 @@ impl Stage {
                 memos[ie] = scratch.memo();
                 result.map(|()| out.reference)
             };
-            let extra = result.map_err(|source| SolveError::Element {
-                step,
-                t: cx.t,
-                level: cx.level,
-                element: model.element_names()[ie].clone(),
-                source,
-            })?;
+            let extra = result.map_err(|source| element_error(model, ie, cx, step, source))?;
             let rn = element_norm(&r_loc.as_slice()[..n]);
             let ld = h_loc.nrows();
             let hs = h_loc.as_slice();
@@ -162,6 +161,22 @@ impl Stage {
         hessian: bool,
     ) -> Result<ResidualNorms, SolveError> {
         use rayon::prelude::*;
+        // The step's base terms this assembly needs, sequentially before the parallel loop.
+        if cx.force_difference {
+            for ie in 0..model.elements().len() {
+                if !self.system.active[ie] {
+                    continue;
+                }
+                let (m0, m) = self.system.mult_range[ie];
+                let mult_smooth = match smooth {
+                    Some(s) => s.element_multipliers(ie),
+                    None => &self.mult[m0..m0 + m],
+                };
+                state
+                    .ensure_base_terms(model, ie, cx, mult_smooth)
+                    .map_err(|source| element_error(model, ie, cx, step, source))?;
+            }
+        }
         let ml = self.system.max_local;
         let stride = 1 + ml + ml * ml;
         let n_el = model.elements().len();
@@ -265,13 +280,7 @@ impl Stage {
             });
         }
         if let Some((ie, source)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(SolveError::Element {
-                step,
-                t: cx.t,
-                level: cx.level,
-                element: model.element_names()[ie].clone(),
-                source,
-            });
+            return Err(element_error(model, ie, cx, step, source));
         }
         if hessian {
             system.zero();
@@ -327,6 +336,23 @@ fn norm2(v: &[f64]) -> f64 {
 
 /// Euclidean norm of an element residual (nalgebra's kernel on a contiguous slice: the same
 /// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
+/// The error of element `ie` at the stage `cx`, step `step`.
+fn element_error(
+    model: &Model,
+    ie: usize,
+    cx: &StepCx,
+    step: usize,
+    source: saltus_core::ElementError,
+) -> SolveError {
+    SolveError::Element {
+        step,
+        t: cx.t,
+        level: cx.level,
+        element: model.element_names()[ie].clone(),
+        source,
+    }
+}
+
 fn element_norm(v: &[f64]) -> f64 {
     nalgebra::DVectorView::from_slice(v, v.len()).norm()
 }
