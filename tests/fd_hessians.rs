@@ -71,6 +71,22 @@ fn evaluate(
     s: &saltus_core::LocalState<'_>,
     full: bool,
 ) -> (nalgebra::DVector<f64>, f64, saltus_core::LevelMemo) {
+    let (r, _, reference, memo) = evaluate_with_hessian(element, cx, s, full);
+    (r, reference, memo)
+}
+
+/// [`evaluate`], also returning the local Hessian (zero for a residual-only evaluation).
+fn evaluate_with_hessian(
+    element: &dyn Element,
+    cx: &saltus_core::StepCx,
+    s: &saltus_core::LocalState<'_>,
+    full: bool,
+) -> (
+    nalgebra::DVector<f64>,
+    nalgebra::DMatrix<f64>,
+    f64,
+    saltus_core::LevelMemo,
+) {
     let n: usize = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
     let mut r = nalgebra::DVector::zeros(n);
     let mut h = nalgebra::DMatrix::zeros(n, n);
@@ -87,7 +103,7 @@ fn evaluate(
     };
     f(element, cx, s, &mut out, &mut sc).unwrap();
     let reference = out.reference;
-    (r, reference, sc.memo())
+    (r, h, reference, sc.memo())
 }
 
 #[test]
@@ -405,24 +421,8 @@ fn base_terms_of_the_step_leave_every_element_unchanged() {
                     ..s
                 };
                 let full = |s: &saltus_core::LocalState<'_>| {
-                    let m = n + s.mult.len();
-                    let mut r = nalgebra::DVector::zeros(m);
-                    let mut h = nalgebra::DMatrix::zeros(m, m);
-                    let mut out = saltus_core::LocalSystem {
-                        residual: r.rows_mut(0, m),
-                        hessian: h.view_mut((0, 0), (m, m)),
-                        reference: 0.0,
-                    };
-                    let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), m);
-                    saltus_core::stage::evaluate_element(
-                        element.as_ref(),
-                        &cx,
-                        s,
-                        &mut out,
-                        &mut sc,
-                    )
-                    .unwrap();
-                    let reference = out.reference;
+                    let (r, h, reference, _) =
+                        evaluate_with_hessian(element.as_ref(), &cx, s, true);
                     (r, h, reference)
                 };
                 let what = format!("{} at {}, seed {seed}", kind.type_name, level.name());

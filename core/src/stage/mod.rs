@@ -296,20 +296,10 @@ pub fn base_terms(
     };
     let Scratch { k, c, kin_s, .. } = sc;
     if let Some(inertia) = element.as_inertia() {
-        let mut terms = ForceTerms {
-            f: DVectorViewMut::from_slice(f_inertial, n),
-            stiffness: DMatrixViewMut::from_slice(&mut k[..n * n], n, n),
-            damping: DMatrixViewMut::from_slice(&mut c[..n * n], n, n),
-        };
-        inertia.inertial_force(&base, &mut terms)?;
+        inertia.inertial_force(&base, &mut force_terms(f_inertial, k, c, n))?;
     }
     if let Some(force) = element.as_force() {
-        let mut terms = ForceTerms {
-            f: DVectorViewMut::from_slice(f_applied, n),
-            stiffness: DMatrixViewMut::from_slice(&mut k[..n * n], n, n),
-            damping: DMatrixViewMut::from_slice(&mut c[..n * n], n, n),
-        };
-        force.force(&base, &mut terms)?;
+        force.force(&base, &mut force_terms(f_applied, k, c, n))?;
     }
     if let Some(constraint) = element.as_constraint() {
         constraint::smooth_reaction(constraint, cx, s, reaction, kin_s);
@@ -476,6 +466,21 @@ fn norm3(b: &[f64]) -> f64 {
     b.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
+/// Views of the force vector `f` (`n`) and the tangent buffers `k`, `c` (`n × n`, leading part
+/// of the slices) as [`ForceTerms`].
+fn force_terms<'a>(
+    f: &'a mut [f64],
+    k: &'a mut [f64],
+    c: &'a mut [f64],
+    n: usize,
+) -> ForceTerms<'a> {
+    ForceTerms {
+        f: DVectorViewMut::from_slice(f, n),
+        stiffness: DMatrixViewMut::from_slice(&mut k[..n * n], n, n),
+        damping: DMatrixViewMut::from_slice(&mut c[..n * n], n, n),
+    }
+}
+
 /// Force-like term (module table): evaluate at the current state with tangents and, for a
 /// difference stage, at the base state without (or take `f_base` from `cached`, see
 /// [`crate::BaseTerms`]); add `−w (f − f_base)` and `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block
@@ -519,11 +524,7 @@ fn add_force_terms(
         c.fill(0.0);
     }
     {
-        let mut terms = ForceTerms {
-            f: DVectorViewMut::from_slice(f, n),
-            stiffness: DMatrixViewMut::from_slice(k, n, n),
-            damping: DMatrixViewMut::from_slice(c, n, n),
-        };
+        let mut terms = force_terms(f, k, c, n);
         let st = PhysicsState {
             tangents: need_k || need_c,
             stiffness: need_k,
@@ -573,12 +574,7 @@ fn add_force_terms(
             Some(cached) => &cached[..n],
             None => {
                 f.fill(0.0);
-                let mut terms = ForceTerms {
-                    f: DVectorViewMut::from_slice(f, n),
-                    stiffness: DMatrixViewMut::from_slice(k, n, n),
-                    damping: DMatrixViewMut::from_slice(c, n, n),
-                };
-                eval(base, &mut terms)?;
+                eval(base, &mut force_terms(f, k, c, n))?;
                 f
             }
         };
