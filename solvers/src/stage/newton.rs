@@ -27,10 +27,12 @@ impl Stage {
         self.newton_inner(model, state, cx, tol, step, smooth, None, update)
     }
 
-    /// [`Stage::newton`] whose first correction may use `donor`'s current factorization
-    /// instead of assembling and factorizing its own (with [`Tolerance::exact_reuse`]; judged
-    /// as an exact-reuse probe: it must contract `‖r‖` by `EXACT_REUSE_RATE` and reach the
-    /// tolerance, else it is undone and the stage factorizes its own matrix). For a stage whose
+    /// [`Stage::newton`] whose first corrections may use `donor`'s current factorization
+    /// instead of assembling and factorizing its own (with [`Tolerance::exact_reuse`]):
+    /// refining corrections, each of which must contract `‖r‖` by `REFINE_RATE` (5·10⁻²),
+    /// continued until the constraint rows' round-off floor, at most `REFINE_CORRECTIONS`
+    /// (3; then the tolerance decides); a correction that contracts less is undone and the
+    /// stage factorizes its own matrix where it started. For a stage whose
     /// matrix nearly equals another's at the same state: NSGA's velocity jump after the
     /// position correction of a model without contacts, both `M` and the joints' `k G` at
     /// `q_{n+1}` up to the last position correction (forces enter the position matrix with
