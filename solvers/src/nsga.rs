@@ -393,6 +393,9 @@ pub struct Nsga {
     /// The smooth multipliers the last smooth solve started from (the converged ones of the
     /// step before, at the same scaling): their change extrapolates the next start.
     smooth_mult_prev: Vec<f64>,
+    /// The smooth stage holds the converged multipliers of the last accepted step (not those
+    /// of an attempt that was rolled back): only those may become `smooth_mult_prev`.
+    smooth_mult_trusted: bool,
     t: f64,
     /// Nominal steps completed: the step grid is `t_k = t_0 + k h` (`t_0 = 0`), clamped to
     /// `t_end`, so the step count is exact and times do not drift by summation.
@@ -454,6 +457,7 @@ impl Nsga {
                 message,
             })?;
         let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
+        let smooth_mults = smooth.n_multipliers();
         let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
         let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
         let n = model.nodes().len();
@@ -484,7 +488,9 @@ impl Nsga {
             mass,
             initial_h: 0.0,
             smooth_mult_h: None,
-            smooth_mult_prev: Vec::new(),
+            // Sized here: filling it in a step allocates nothing.
+            smooth_mult_prev: Vec::with_capacity(smooth_mults),
+            smooth_mult_trusted: false,
             t: 0.0,
             grid: 0,
             step: 0,
@@ -613,6 +619,7 @@ impl Nsga {
         // Step index 0 in error messages: the initial-acceleration solve precedes step 1.
         self.smooth_step(model, h0, h0, &coef, 0)?;
         self.initial_h = h0;
+        self.smooth_mult_trusted = true;
         let st = &mut self.state;
         for i in 0..self.hist.len() {
             if self.free[i] {
@@ -686,9 +693,13 @@ impl Nsga {
         }
         // Linear extrapolation λ_n + (λ_n − λ_{n−1}) over steps of one size, as for the
         // accelerations below.
+        // Only from the converged multipliers of accepted steps (after a rolled-back attempt
+        // the stage holds that attempt's, and after a topology change `smooth_mult_prev` is
+        // empty).
         let mult = self.smooth.multipliers_mut();
         let same_h = self.smooth_mult_h == Some(h) && self.stats.h == h;
-        if same_h && self.smooth_mult_prev.len() == mult.len() {
+        let trusted = self.smooth_mult_trusted;
+        if same_h && trusted && self.smooth_mult_prev.len() == mult.len() {
             for (m, p) in mult.iter_mut().zip(self.smooth_mult_prev.iter_mut()) {
                 let now = *m;
                 *m = 2.0 * now - *p;
@@ -696,7 +707,9 @@ impl Nsga {
             }
         } else {
             self.smooth_mult_prev.clear();
-            self.smooth_mult_prev.extend_from_slice(mult);
+            if trusted {
+                self.smooth_mult_prev.extend_from_slice(mult);
+            }
         }
         self.smooth_mult_h = None;
         for i in 0..self.kinds.len() {
@@ -722,10 +735,12 @@ impl Nsga {
         // slider-crank 1.2 → 0.06 median, same time: more of its modified-Newton matrices
         // are refreshed).
         let c_a = (1.0 - am) / (h * g * (1.0 - af));
+        // (The change over the last step extrapolates only over a step of the same size.)
+        let extrapolate = if self.stats.h == h { 1.0 } else { 0.0 };
         for i in 0..self.kinds.len() {
             if self.free[i] {
                 let hist = &self.hist[i];
-                self.state.unknown[i] = (hist.vdot + hist.dvdot) / c_a;
+                self.state.unknown[i] = (hist.vdot + extrapolate * hist.dvdot) / c_a;
             }
         }
         let cx = self.cx(Level::Smooth, h, t, coef);
@@ -924,11 +939,14 @@ impl Nsga {
         if self.smooth.is_stale(model) {
             model.validate()?;
             self.state.refit(model);
+            // The multipliers move to the new layout; their history does not.
+            self.smooth_mult_prev.clear();
             // Grows with the element set (allocates at a topology change only).
             self.impact_rate.resize(model.elements().len(), f64::NAN);
             for stage in [&mut self.smooth, &mut self.position, &mut self.velocity] {
                 stage.rebuild(model, &self.state)?;
             }
+            self.smooth_mult_prev.reserve(self.smooth.n_multipliers());
             self.size_impact_buffers();
             self.summary.topology_changes += 1;
         }
@@ -986,6 +1004,7 @@ impl Nsga {
                 Ok(self.stats)
             }
             Err(e) if self.opts.adaptive && depth < self.opts.max_halvings && recoverable(&e) => {
+                self.smooth_mult_trusted = false;
                 self.hist.clone_from(&self.hist_backup);
                 self.state.cur.clone_from(&self.state.prev);
                 self.summary.halvings += 1;
@@ -993,6 +1012,7 @@ impl Nsga {
                 self.advance(model, 0.5 * h, depth + 1)
             }
             Err(e) => {
+                self.smooth_mult_trusted = false;
                 self.hist.clone_from(&self.hist_backup);
                 self.state.cur.clone_from(&self.state.prev);
                 Err(e)
@@ -1001,6 +1021,7 @@ impl Nsga {
     }
 
     fn finish_step(&mut self, model: &mut Model) {
+        self.smooth_mult_trusted = true;
         self.step += 1;
         self.summary.steps += 1;
         self.summary.t = self.t;

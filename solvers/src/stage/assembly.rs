@@ -334,8 +334,6 @@ fn norm2(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-/// Euclidean norm of an element residual (nalgebra's kernel on a contiguous slice: the same
-/// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
 /// The error of element `ie` at the stage `cx`, step `step`.
 fn element_error(
     model: &Model,
@@ -353,6 +351,8 @@ fn element_error(
     }
 }
 
+/// Euclidean norm of an element residual (nalgebra's kernel on a contiguous slice: the same
+/// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
 fn element_norm(v: &[f64]) -> f64 {
     nalgebra::DVectorView::from_slice(v, v.len()).norm()
 }

@@ -192,7 +192,8 @@ impl Stage {
                 && probe != Probe::Exact
                 && exact
                 && norm > strict
-                && refinements < REFINE_CORRECTIONS;
+                && refinements < REFINE_CORRECTIONS
+                && it + FRESH_BEFORE_CAP < tol.max_iterations;
             if more {
                 reuse = true;
                 check_first = false;
@@ -211,7 +212,7 @@ impl Stage {
                     *backoff = (2 * *backoff).min(EXACT_REUSE_MAX_WAIT);
                 }
             }
-            if norm <= tolerance && exact {
+            if norm <= tolerance && exact && !more {
                 // The assembly just made is at the solution: its memos describe it.
                 self.memos_at_solution = true;
                 break (it, norm);
@@ -353,8 +354,12 @@ impl Stage {
             if stagnated {
                 break (it, norm);
             }
-            // The factorization just used serves the next correction (modified Newton).
-            reuse = more || (may_reuse(it) && alpha == 1.0);
+            // A probe's correction is judged next on a residual-only assembly (its matrix is
+            // not needed if the probe is accepted or refines further, and a refused one is
+            // undone); otherwise the stage's own factorization just used serves the next
+            // correction (modified Newton).
+            reuse =
+                probing || (may_reuse(it) && alpha == 1.0 && self.factorized_for == Some(factors));
             check_first = expect_one && it == 1 && !reuse && alpha == 1.0;
         };
         self.converged_at_start = result.0 == 0;
