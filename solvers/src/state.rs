@@ -87,6 +87,7 @@ pub(crate) struct BaseCache<'a> {
 
 impl<'a> BaseCache<'a> {
     /// Element `ie`'s [`BaseTerms`] of the step, if they were evaluated.
+    #[inline]
     pub(crate) fn base_terms(&self, ie: usize) -> Option<BaseTerms<'a>> {
         if !*self.done.get(ie)? {
             return None;
@@ -453,6 +454,7 @@ impl State {
     /// evaluated yet, and the current state differs from the smooth one at its nodes (else
     /// the differences vanish and nothing needs them, e.g. a correction's start check). Same
     /// values as the evaluation at each assembly they replace, bit for bit.
+    #[inline]
     pub(crate) fn ensure_base_terms(
         &mut self,
         model: &Model,
@@ -460,9 +462,22 @@ impl State {
         cx: &StepCx,
         mult_smooth: &[f64],
     ) -> Result<(), saltus_core::ElementError> {
-        if !self.base_open || self.base_done[ie] {
+        // The common cases first, inline: closed, already done, or no terms for the element.
+        if !self.base_open || self.base_done[ie] || self.base_at[ie] == self.base_at[ie + 1] {
             return Ok(());
         }
+        self.evaluate_base_terms(model, ie, cx, mult_smooth)
+    }
+
+    /// [`State::ensure_base_terms`] past its quick checks.
+    #[inline(never)]
+    fn evaluate_base_terms(
+        &mut self,
+        model: &Model,
+        ie: usize,
+        cx: &StepCx,
+        mult_smooth: &[f64],
+    ) -> Result<(), saltus_core::ElementError> {
         let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
         let e = &model.elements()[ie];
         let moved = |id: &saltus_core::NodeId| {

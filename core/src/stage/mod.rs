@@ -468,6 +468,7 @@ fn norm3(b: &[f64]) -> f64 {
 
 /// Views of the force vector `f` (`n`) and the tangent buffers `k`, `c` (`n × n`, leading part
 /// of the slices) as [`ForceTerms`].
+#[inline]
 fn force_terms<'a>(
     f: &'a mut [f64],
     k: &'a mut [f64],
