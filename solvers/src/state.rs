@@ -484,7 +484,7 @@ impl State {
             let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
             c.x != s.x || c.r != s.r || c.v != s.v || c.omega != s.omega
         };
-        if a == b || !e.nodes().iter().any(moved) {
+        if !e.nodes().iter().any(moved) {
             return Ok(());
         }
         // Taken out while the node arrays are borrowed (no allocation: sized by the layout).

@@ -187,10 +187,6 @@ impl Stage {
                 && norm > tolerance
                 && refinements < REFINE_CORRECTIONS
                 && it + FRESH_BEFORE_CAP < tol.max_iterations;
-            if more {
-                reuse = true;
-                check_first = false;
-            }
             if probed && !more {
                 probing = false;
                 let (wait, backoff) = if probe == Probe::Donor {
