@@ -106,6 +106,31 @@ fn evaluate_with_hessian(
     (r, h, reference, sc.memo())
 }
 
+/// [`evaluate_with_hessian`] with the iteration matrix of first-order constraint kinematics.
+fn evaluate_first_order(
+    element: &dyn Element,
+    cx: &saltus_core::StepCx,
+    s: &saltus_core::LocalState<'_>,
+) -> (
+    nalgebra::DVector<f64>,
+    nalgebra::DMatrix<f64>,
+    f64,
+    saltus_core::LevelMemo,
+) {
+    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
+    let mut r = nalgebra::DVector::zeros(n);
+    let mut h = nalgebra::DMatrix::zeros(n, n);
+    let mut out = saltus_core::LocalSystem {
+        residual: r.rows_mut(0, n),
+        hessian: h.view_mut((0, 0), (n, n)),
+        reference: 0.0,
+    };
+    let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
+    saltus_core::stage::evaluate_element_first_order(element, cx, s, &mut out, &mut sc).unwrap();
+    let reference = out.reference;
+    (r, h, reference, sc.memo())
+}
+
 #[test]
 fn every_registered_element_has_exact_hessians() {
     saltus_elements::link();
@@ -444,4 +469,91 @@ fn base_terms_of_the_step_leave_every_element_unchanged() {
         }
     }
     assert!(checked > 20, "only {checked} element stages checked");
+}
+
+/// The iteration matrix of first-order constraint kinematics
+/// (`MatrixTerms::FirstOrderConstraints`, NSGA's first position corrections) differs from the
+/// exact Hessian by the constraint curvature alone, for every registered element at every
+/// stage: the same residual and reference (bit for bit); the same matrix for elements without
+/// bilateral constraints and at stages that do not move the configuration; and at the
+/// position level, the exact matrix minus the first-order one is `−(Σ_j M_j H_j) T` on the
+/// node × node block (`M = k ν − p g + w k_s λ̃`, `H_j` from the joint's own kinematics, `T`
+/// the rotation tangents), zero elsewhere. The difference must be nonzero for some joint, so
+/// the check cannot pass vacuously.
+#[test]
+fn first_order_matrix_leaves_out_exactly_the_constraint_curvature() {
+    use saltus_core::constraint::{KinCx, Layout};
+    saltus_elements::link();
+    let mut curved = 0;
+    for kind in element_kinds() {
+        let mut rng = Rng::new(0xF1 ^ kind.type_name.len() as u64);
+        let element = build_example(kind, &mut rng).unwrap();
+        for (stage, cx) in saltus_core::fd::stage_contexts() {
+            if !participates(element.as_ref(), cx.level) {
+                continue;
+            }
+            let fx = LocalFixture::random(
+                kind.example_nodes,
+                element.n_mult(cx.level),
+                element.n_mult(Level::Smooth),
+                0.3,
+                &mut Rng::new(11),
+            );
+            let (nodes, tangents) = fx.states(&cx, &fx.incr);
+            let rates = cx.motion() == saltus_core::StageMotion::Rates;
+            let s = local_state(&fx, &nodes, &tangents, rates, true);
+            let what = format!("{} at {stage}", kind.type_name);
+            let (r, h, reference, _) = evaluate_with_hessian(element.as_ref(), &cx, &s, true);
+            let (r1, h1, reference1, _) = evaluate_first_order(element.as_ref(), &cx, &s);
+            assert_eq!((&r, reference), (&r1, reference1), "{what}: residual");
+            let constraint = element.as_constraint();
+            if constraint.is_none() || cx.dq_dv == 0.0 {
+                assert_eq!(h, h1, "{what}: matrix");
+                continue;
+            }
+            if cx.level != Level::Position {
+                continue;
+            }
+            let c = constraint.unwrap();
+            let layout = Layout::new(c.node_kinds());
+            let (n, m) = (layout.n(), c.n_constraints());
+            let kin = KinCx::new(&nodes, cx.t, &layout).kinematics(c);
+            let weights: Vec<f64> = (0..m)
+                .map(|j| {
+                    cx.k * fx.mult[j] - cx.p * kin.g()[j]
+                        + cx.force_weight * cx.k_s * fx.mult_smooth[j]
+                })
+                .collect();
+            // −(Σ_j M_j H_j) T: rotational columns of frame nodes times their tangent.
+            let mut expected = -kin.d_gqt_mu(&weights);
+            for (i, t) in tangents.iter().enumerate().take(layout.kinds().len()) {
+                if layout.is_frame(i) {
+                    let o = layout.offset(i) + 3;
+                    let cols = expected.fixed_columns::<3>(o) * t;
+                    expected.fixed_columns_mut::<3>(o).copy_from(&cols);
+                }
+            }
+            let diff = &h - &h1;
+            let scale = 1.0 + h.amax();
+            for a in 0..n + m {
+                for b in 0..n + m {
+                    let want = if a < n && b < n {
+                        expected[(a, b)]
+                    } else {
+                        0.0
+                    };
+                    // Round-off of the assembled sums: entries of size `scale`, a few terms.
+                    assert!(
+                        (diff[(a, b)] - want).abs() <= 1e-13 * scale,
+                        "{what}: entry ({a}, {b}) differs by {} instead of {want}",
+                        diff[(a, b)]
+                    );
+                }
+            }
+            if expected.amax() > 1e-3 * scale {
+                curved += 1;
+            }
+        }
+    }
+    assert!(curved >= 3, "only {curved} joints with a curvature term");
 }

@@ -641,13 +641,19 @@ impl Nsga {
         Ok(())
     }
 
-    /// Newton tolerance of the position and velocity corrections: full Newton (a correction is
-    /// nearly linear and converges in one iteration, leaving the constraints at round-off; a
-    /// reused matrix would stop at the tolerance).
+    /// Newton tolerance of the position and velocity corrections: no modified Newton across
+    /// solves (a correction is nearly linear and converges in one iteration, leaving the
+    /// constraints at round-off). With reuse enabled, a factorization still serves where it
+    /// acts as Newton's would (`exact_reuse`), and the corrections start with the matrix of
+    /// first-order constraint kinematics (`first_order_constraints`: the constraint
+    /// curvature is the largest part of the position correction's assembly on a chain of
+    /// joints, and the matrix without it is the velocity jump's).
     fn correction_tolerance(&self) -> Tolerance {
+        let reuse = self.opts.jacobian_reuse.is_some();
         Tolerance {
             jacobian_reuse: None,
-            exact_reuse: self.opts.jacobian_reuse.is_some(),
+            exact_reuse: reuse,
+            first_order_constraints: reuse,
             ..self.tolerance()
         }
     }
@@ -668,6 +674,7 @@ impl Nsga {
             line_search: self.opts.line_search,
             jacobian_reuse: self.opts.jacobian_reuse,
             exact_reuse: false,
+            first_order_constraints: false,
             contact_fallback: self.opts.contact_fallback,
         }
     }

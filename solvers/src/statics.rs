@@ -445,6 +445,7 @@ impl<'o> StaticSolve<'o> {
             // factorizes at every converged point anyway.
             jacobian_reuse: None,
             exact_reuse: false,
+            first_order_constraints: false,
             // A static stage has no contact rows.
             contact_fallback: false,
         };

@@ -33,14 +33,18 @@ use crate::constraint::{
 use crate::element::{ElementError, Level, LocalState, LocalSystem, StepCx};
 
 /// Add the constraint rows of `c` at the stage `cx` into `out` (module table); with
-/// `hessian == false` the residual only (first-order kinematics: no `H_j`). `kin` and `kin_s`
-/// are reused storage for the kinematics at the current and at the smooth state.
+/// `hessian == false` the residual only (first-order kinematics: no `H_j`), with
+/// `curvature == false` the Hessian without its `H_j` terms
+/// ([`super::MatrixTerms::FirstOrderConstraints`]). `kin` and `kin_s` are reused storage for
+/// the kinematics at the current and at the smooth state.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn add_constraint_terms(
     c: &dyn BilateralConstraint,
     cx: &StepCx,
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
     hessian: bool,
+    curvature: bool,
     kin: &mut Kinematics,
     kin_s: &mut Kinematics,
 ) -> Result<(), ElementError> {
@@ -48,7 +52,7 @@ pub(super) fn add_constraint_terms(
     let (n, m) = (layout.n(), c.n_constraints());
     let t = if cx.level == Level::Static { 0.0 } else { cx.t };
     // Second derivatives enter only through configuration columns of the Hessian.
-    let hessians = hessian && cx.dq_dv != 0.0;
+    let hessians = hessian && curvature && cx.dq_dv != 0.0;
     let rates = cx.dv_dv != 0.0;
     kin.reset(m, n, hessians);
     let kcx = KinCx::new(s.nodes, t, &layout);

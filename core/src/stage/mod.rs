@@ -133,7 +133,45 @@ pub fn evaluate_element(
     out: &mut LocalSystem<'_>,
     sc: &mut Scratch,
 ) -> Result<(), ElementError> {
-    evaluate(element, cx, s, out, sc, true)
+    evaluate(element, cx, s, out, sc, MatrixTerms::Exact)
+}
+
+/// [`evaluate_element`] with the iteration matrix of the first-order constraint kinematics
+/// ([`MatrixTerms::FirstOrderConstraints`]): the residual and the reference are the same; the
+/// matrix lacks the bilateral constraints' second-derivative terms.
+pub fn evaluate_element_first_order(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut LocalSystem<'_>,
+    sc: &mut Scratch,
+) -> Result<(), ElementError> {
+    evaluate(element, cx, s, out, sc, MatrixTerms::FirstOrderConstraints)
+}
+
+/// The signature of [`evaluate_element`] and its variants.
+pub type ElementEvaluation = fn(
+    &dyn Element,
+    &StepCx,
+    &LocalState<'_>,
+    &mut LocalSystem<'_>,
+    &mut Scratch,
+) -> Result<(), ElementError>;
+
+/// What an evaluation adds to `out.hessian`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixTerms {
+    /// Nothing: the residual only ([`evaluate_element_residual`]).
+    None,
+    /// The exact Hessian of the stage residual ([`evaluate_element`]).
+    Exact,
+    /// The exact Hessian without the second derivatives `H_j` of bilateral constraint
+    /// kinematics: the `Σ_j M_j H_j` and `p g_qᵀ ∂(g_q v)/∂q` blocks of the constraint table
+    /// ([`crate::constraint`], `nsga.md` §§4–6) are left out, every other term is exact. The
+    /// Gauss–Newton matrix of the constraint rows: a Newton iteration with it converges
+    /// linearly, at a rate of about `‖Σ_j M_j H_j‖` against the rest of the matrix (inertia
+    /// and penalty), to the same solution.
+    FirstOrderConstraints,
 }
 
 /// [`evaluate_element`] when only the residual is needed (line search, convergence checks):
@@ -147,7 +185,7 @@ pub fn evaluate_element_residual(
     out: &mut LocalSystem<'_>,
     sc: &mut Scratch,
 ) -> Result<(), ElementError> {
-    evaluate(element, cx, s, out, sc, false)
+    evaluate(element, cx, s, out, sc, MatrixTerms::None)
 }
 
 fn evaluate(
@@ -156,8 +194,9 @@ fn evaluate(
     s: &LocalState<'_>,
     out: &mut LocalSystem<'_>,
     sc: &mut Scratch,
-    hessian: bool,
+    terms: MatrixTerms,
 ) -> Result<(), ElementError> {
+    let hessian = terms != MatrixTerms::None;
     sc.memo.level = None;
     let inertia = element.as_inertia();
     let force = element.as_force();
@@ -235,7 +274,17 @@ fn evaluate(
         }
     }
     if let Some(c) = element.as_constraint() {
-        constraint::add_constraint_terms(c, cx, s, out, hessian, &mut sc.kin, &mut sc.kin_s)?;
+        let curvature = terms == MatrixTerms::Exact;
+        constraint::add_constraint_terms(
+            c,
+            cx,
+            s,
+            out,
+            hessian,
+            curvature,
+            &mut sc.kin,
+            &mut sc.kin_s,
+        )?;
     }
     if let Some(c) = element.as_contact() {
         let memo = contact::add_contact_terms(&c, cx, s, out, &mut sc.contact, hessian)?;

@@ -5,7 +5,10 @@
 use super::{ResidualNorms, Stage, PARALLEL_MIN_ELEMENTS};
 use crate::error::SolveError;
 use crate::state::State;
-use saltus_core::stage::{all_finite, evaluate_element, evaluate_element_residual, inert_residual};
+use saltus_core::stage::{
+    all_finite, evaluate_element, evaluate_element_first_order, evaluate_element_residual,
+    inert_residual, MatrixTerms,
+};
 use saltus_core::{LocalSystem, Model, StepCx};
 
 impl Stage {
@@ -20,7 +23,7 @@ impl Stage {
         step: usize,
         smooth: Option<&Stage>,
     ) -> Result<ResidualNorms, SolveError> {
-        self.assemble_with(model, state, cx, step, smooth, true)
+        self.assemble_with(model, state, cx, step, smooth, MatrixTerms::Exact)
     }
 
     /// [`Stage::assemble`] of the residual only (the matrix values are left as they are): what
@@ -33,21 +36,23 @@ impl Stage {
         step: usize,
         smooth: Option<&Stage>,
     ) -> Result<ResidualNorms, SolveError> {
-        self.assemble_with(model, state, cx, step, smooth, false)
+        self.assemble_with(model, state, cx, step, smooth, MatrixTerms::None)
     }
 
-    fn assemble_with(
+    /// [`Stage::assemble`] with the iteration matrix `terms` (the residual is the same).
+    pub(super) fn assemble_with(
         &mut self,
         model: &Model,
         state: &mut State,
         cx: &StepCx,
         step: usize,
         smooth: Option<&Stage>,
-        hessian: bool,
+        terms: MatrixTerms,
     ) -> Result<ResidualNorms, SolveError> {
         if state.parallel.is_some() && model.elements().len() >= PARALLEL_MIN_ELEMENTS {
-            return self.assemble_parallel(model, state, cx, step, smooth, hessian);
+            return self.assemble_parallel(model, state, cx, step, smooth, terms);
         }
+        let hessian = terms != MatrixTerms::None;
         let Self {
             system,
             mult,
@@ -64,11 +69,7 @@ impl Stage {
         } else {
             system.zero_rhs();
         }
-        let evaluate = if hessian {
-            evaluate_element
-        } else {
-            evaluate_element_residual
-        };
+        let evaluate = evaluator(terms);
         let mut reference = 0.0;
         let smooth_is_cur = smooth.is_none();
         for (ie, element) in model.elements().iter().enumerate() {
@@ -158,9 +159,10 @@ impl Stage {
         cx: &StepCx,
         step: usize,
         smooth: Option<&Stage>,
-        hessian: bool,
+        terms: MatrixTerms,
     ) -> Result<ResidualNorms, SolveError> {
         use rayon::prelude::*;
+        let hessian = terms != MatrixTerms::None;
         // The step's base terms this assembly needs, sequentially before the parallel loop.
         if cx.force_difference {
             for ie in 0..model.elements().len() {
@@ -258,11 +260,7 @@ impl Stage {
                                 return;
                             }
                         }
-                        let evaluate = if hessian {
-                            evaluate_element
-                        } else {
-                            evaluate_element_residual
-                        };
+                        let evaluate = evaluator(terms);
                         let result =
                             evaluate(element.as_ref(), cx, &local, &mut out, &mut worker.scratch);
                         *memo = worker.scratch.memo();
@@ -355,4 +353,13 @@ fn element_error(
 /// arithmetic in the sequential and parallel assemblies, so they agree to the bit).
 fn element_norm(v: &[f64]) -> f64 {
     nalgebra::DVectorView::from_slice(v, v.len()).norm()
+}
+
+/// The element evaluation that adds `terms` to the local iteration matrix.
+fn evaluator(terms: MatrixTerms) -> saltus_core::stage::ElementEvaluation {
+    match terms {
+        MatrixTerms::None => evaluate_element_residual,
+        MatrixTerms::Exact => evaluate_element,
+        MatrixTerms::FirstOrderConstraints => evaluate_element_first_order,
+    }
 }

@@ -60,6 +60,18 @@ pub struct Tolerance {
     /// After a refusal the stage waits 1, 2, 4, … 64 solves before it tries again. Also
     /// enables [`Stage::newton_after`]'s use of another stage's factorization.
     pub exact_reuse: bool,
+    /// Newton starts with the iteration matrix of first-order constraint kinematics
+    /// ([`saltus_core::stage::MatrixTerms::FirstOrderConstraints`]: without the bilateral
+    /// constraints' second derivatives, which a stage that moves the configuration by a
+    /// small correction barely needs) and refines with its factorization: each following
+    /// correction made with it must reduce `‖r‖` by `REFINE_RATE` (5·10⁻²), at most
+    /// `REFINE_CORRECTIONS` (3) of them; otherwise the solve continues with exact Newton from
+    /// the point reached (or from where the correction started, if it did not reduce `‖r‖`),
+    /// and the next solves wait 1, 2, 4, … 64 before they start first-order again. The
+    /// convergence test is the same. For NSGA's position correction: the constraint curvature
+    /// costs the most of its assembly, and the matrix without it is the velocity jump's own
+    /// ([`Stage::newton_after`]).
+    pub first_order_constraints: bool,
     /// A position or velocity stage whose Newton reaches the iteration cap hands its contacts to
     /// the contact-space Gauss–Seidel of [`Stage::settle_contacts`] before reporting
     /// non-convergence; `false`: Newton only.
@@ -78,6 +90,7 @@ impl Default for Tolerance {
             line_search: true,
             jacobian_reuse: None,
             exact_reuse: false,
+            first_order_constraints: false,
             contact_fallback: false,
         }
     }
@@ -180,6 +193,10 @@ pub struct StageSummary {
     /// First corrections of [`Tolerance::exact_reuse`] refused (undone, the matrix refreshed;
     /// not counted in `iterations`).
     pub refused_reuses: usize,
+    /// Solves that left the first-order start ([`Tolerance::first_order_constraints`]) for
+    /// exact Newton: a correction with the first-order matrix contracted less than
+    /// `REFINE_RATE`, or refining ran out.
+    pub first_order_fallbacks: usize,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.
@@ -233,6 +250,10 @@ pub struct Stage {
     /// The same for the donor factorization of [`Stage::newton_after`].
     donor_wait: u32,
     donor_backoff: u32,
+    /// The same for [`Tolerance::first_order_constraints`] (after a solve that had to switch
+    /// to exact Newton).
+    first_order_wait: u32,
+    first_order_backoff: u32,
     /// A contact takes part in the stage (its rows change with the statuses).
     has_contacts: bool,
     /// Per element: [`saltus_core::stage::may_be_inert`] at this stage's level (the others
@@ -285,6 +306,8 @@ impl Stage {
             reuse_backoff: 1,
             donor_wait: 0,
             donor_backoff: 1,
+            first_order_wait: 0,
+            first_order_backoff: 1,
             has_contacts: false,
             inert_candidates: Vec::new(),
         };
@@ -410,6 +433,7 @@ impl Stage {
         s.reused_corrections = 0;
         s.rejected_corrections = 0;
         s.refused_reuses = 0;
+        s.first_order_fallbacks = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).

@@ -5,6 +5,7 @@ use super::{MatrixFactors, NewtonReport, ResidualNorms, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
 use saltus_core::linear::Lu;
+use saltus_core::stage::MatrixTerms;
 use saltus_core::{Model, NodeKind, StepCx};
 
 impl Stage {
@@ -130,6 +131,20 @@ impl Stage {
         if donor.is_some() {
             self.donor_wait = self.donor_wait.saturating_sub(1);
         }
+        // First-order start (`Tolerance::first_order_constraints`), on a stage that moves the
+        // configuration and has no contacts (whose semi-smooth Newton needs fresh statuses):
+        // the fresh matrices leave out the constraint curvature, and the factorization of
+        // each refines while it contracts by REFINE_RATE; then exact Newton.
+        let first_order_allowed =
+            tol.first_order_constraints && cx.dq_dv != 0.0 && !self.has_contacts;
+        let mut first_order = first_order_allowed && self.first_order_wait == 0;
+        if first_order_allowed {
+            self.first_order_wait = self.first_order_wait.saturating_sub(1);
+        }
+        // The correction that led to the current point was made in first-order mode (fresh or
+        // refining), and the refining corrections made so far.
+        let mut first_order_step = false;
+        let mut first_order_refinements = 0;
         let mut reuse = (factorized && may_reuse(0)) || probe != Probe::None;
         // The first correction is the probe (judged by EXACT_REUSE_RATE or REFINE_RATE).
         let mut probing = probe != Probe::None;
@@ -142,6 +157,11 @@ impl Stage {
             let residual_only = backtracking || start_check || check_first || reuse;
             // The correction that led to this point was made with a reused matrix.
             let from_reused = reused_step;
+            let terms = if first_order {
+                MatrixTerms::FirstOrderConstraints
+            } else {
+                MatrixTerms::Exact
+            };
             let assembled = if residual_only {
                 if backtracking {
                     self.summary.residual_assemblies += 1;
@@ -152,7 +172,7 @@ impl Stage {
                 }
                 self.assemble_residual(model, state, cx, step, smooth)
             } else {
-                self.assemble(model, state, cx, step, smooth)
+                self.assemble_with(model, state, cx, step, smooth, terms)
             };
             let ResidualNorms { norm, reference } = match assembled {
                 Ok(norms) => norms,
@@ -204,7 +224,39 @@ impl Stage {
             if norm <= tolerance && exact {
                 // The assembly just made is at the solution: its memos describe it.
                 self.memos_at_solution = true;
+                if first_order_step {
+                    self.first_order_backoff = 1;
+                }
                 break (it, norm);
+            }
+            if first_order_step {
+                first_order_step = false;
+                let refine = norm <= REFINE_RATE * prev_norm
+                    && first_order_refinements < REFINE_CORRECTIONS
+                    && it + FRESH_BEFORE_CAP < tol.max_iterations;
+                if refine {
+                    // Judged here: not by the modified-Newton test below.
+                    first_order_refinements += 1;
+                    reused_step = false;
+                } else {
+                    // Exact Newton from here (or from where the correction started, if it
+                    // did not reduce ‖r‖), and a wait before the next first-order start.
+                    first_order = false;
+                    self.first_order_wait = self.first_order_backoff;
+                    self.first_order_backoff =
+                        (2 * self.first_order_backoff).min(EXACT_REUSE_MAX_WAIT);
+                    self.summary.first_order_fallbacks += 1;
+                    reuse = false;
+                    reused_step = false;
+                    start_check = false;
+                    if !(norm.is_finite() && norm < prev_norm) {
+                        rejected += 1;
+                        self.set_iterate(state, 0.0);
+                        update(state);
+                    }
+                    prev_norm = f64::INFINITY;
+                    continue;
+                }
             }
             if reused_step && !more {
                 reused_step = false;
@@ -288,7 +340,7 @@ impl Stage {
             if (backtracking || start_check || check_first) && !reuse {
                 // The accepted backtracked point, or a start point (or a first correction's
                 // result) that needs a correction after all: its Hessian (same residual).
-                self.assemble(model, state, cx, step, smooth)?;
+                self.assemble_with(model, state, cx, step, smooth, terms)?;
             }
             backtracking = false;
             start_check = false;
@@ -307,6 +359,7 @@ impl Stage {
             if reuse {
                 reused += 1;
             }
+            first_order_step = first_order && !probing;
             let nd = self.system.n_node_dofs;
             // Round-off plateau: a correction below the resolution of the unknowns cannot
             // reduce the residual further; nor can one below `tol` (relative to the corrected
@@ -347,8 +400,9 @@ impl Stage {
             // not needed if the probe is accepted or refines further, and a refused one is
             // undone); otherwise the stage's own factorization just used serves the next
             // correction (modified Newton).
-            reuse =
-                probing || (may_reuse(it) && alpha == 1.0 && self.factorized_for == Some(factors));
+            reuse = probing
+                || (first_order_step && alpha == 1.0)
+                || (may_reuse(it) && alpha == 1.0 && self.factorized_for == Some(factors));
             check_first = expect_one && it == 1 && !reuse && alpha == 1.0;
         };
         self.converged_at_start = result.0 == 0;
