@@ -498,6 +498,23 @@ impl<'a> KinCx<'a> {
         }
     }
 
+    /// `grad += (∂u/∂q)ᵀ w`: `α_i w` on the translation of node `i` and `a_i × (R_iᵀ w)` on its
+    /// rotation (the transpose of the block `−R_i hat(a_i)` applied to `w`, without forming
+    /// it: the first-order paths call this for every scalar row).
+    #[inline(always)]
+    fn add_gradient(&self, u: &KinVec, w: &Vector3<f64>, grad: &mut LocalVector) {
+        for i in 0..MAX_NODES {
+            let coef = u.position[i];
+            if coef != 0.0 {
+                add_rows(grad, self.offset(i), &(w * coef));
+            }
+            if u.has_body[i] {
+                let g = u.body[i].cross(&self.rotation(i).tr_mul(w));
+                add_rows(grad, self.offset(i) + 3, &g);
+            }
+        }
+    }
+
     /// The nonzero `3 × 3` column blocks of `∂u/∂q` collected (see [`KinCx::for_blocks`]).
     fn blocks(&self, u: &KinVec) -> Blocks {
         let mut out = Blocks {
@@ -563,8 +580,8 @@ impl<'a> KinCx<'a> {
     ) -> f64 {
         let (uv, vv) = (self.value(u), self.value(v));
         // ∂(u·v) = Juᵀ v + Jvᵀ u.
-        self.for_blocks(u, |o, b| add_rows(grad, o, &b.tr_mul(&vv)));
-        self.for_blocks(v, |o, b| add_rows(grad, o, &b.tr_mul(&uv)));
+        self.add_gradient(u, &vv, grad);
+        self.add_gradient(v, &uv, grad);
         if let Some(hess) = hess.filter(|_| self.hessians) {
             let (bu, bv) = (self.blocks(u), self.blocks(v));
             // Juᵀ Jv + Jvᵀ Ju, block by block, plus the curvatures of both factors.
@@ -584,7 +601,7 @@ impl<'a> KinCx<'a> {
     /// The scalar `c · u` for a fixed inertial direction `c`.
     pub fn component(&self, u: &KinVec, c: &Vector3<f64>) -> Scalar {
         let mut s = Scalar::constant(self.value(u).dot(c));
-        self.for_blocks(u, |o, b| add_rows(&mut s.grad, o, &b.tr_mul(c)));
+        self.add_gradient(u, c, &mut s.grad);
         if self.hessians {
             self.add_curvature(u, c, &mut s.hess);
         }
