@@ -120,6 +120,9 @@ pub struct KinVec {
     body: [Vector3<f64>; MAX_NODES],
     /// Whether node `i` has a body term (even a zero one: it must then be a frame node).
     has_body: [bool; MAX_NODES],
+    /// One past the highest local node with a term (0: a constant): the evaluations visit
+    /// nodes `0..nodes` only.
+    nodes: usize,
 }
 
 fn check_local_node(node: usize) {
@@ -147,6 +150,7 @@ impl KinVec {
         check_local_node(node);
         let mut u = Self::default();
         u.position[node] = 1.0;
+        u.nodes = node + 1;
         u
     }
     /// The body-fixed direction `R_i a` of local frame node `node` (`a` in the body frame).
@@ -160,6 +164,7 @@ impl KinVec {
         let mut u = Self::default();
         u.body[node] = local;
         u.has_body[node] = true;
+        u.nodes = node + 1;
         u
     }
     /// The body-fixed point `x_i + R_i d` of local frame node `node` (`d` in the body frame).
@@ -178,11 +183,12 @@ impl Add for KinVec {
     #[inline]
     fn add(mut self, rhs: KinVec) -> KinVec {
         self.constant += rhs.constant;
-        for i in 0..MAX_NODES {
+        for i in 0..rhs.nodes {
             self.position[i] += rhs.position[i];
             self.body[i] += rhs.body[i];
             self.has_body[i] |= rhs.has_body[i];
         }
+        self.nodes = self.nodes.max(rhs.nodes);
         self
     }
 }
@@ -192,7 +198,7 @@ impl Mul<f64> for KinVec {
     #[inline]
     fn mul(mut self, s: f64) -> KinVec {
         self.constant *= s;
-        for i in 0..MAX_NODES {
+        for i in 0..self.nodes {
             self.position[i] *= s;
             self.body[i] *= s;
         }
@@ -467,7 +473,7 @@ impl<'a> KinCx<'a> {
     #[inline]
     pub fn value(&self, u: &KinVec) -> Vector3<f64> {
         let mut out = u.constant;
-        for i in 0..MAX_NODES {
+        for i in 0..u.nodes {
             if u.position[i] != 0.0 {
                 self.check_node(i);
                 out += self.nodes[i].x * u.position[i];
@@ -483,7 +489,7 @@ impl<'a> KinCx<'a> {
     /// order (no storage: the first-order paths call this for every row).
     #[inline(always)]
     pub(crate) fn for_blocks(&self, u: &KinVec, mut f: impl FnMut(usize, &Matrix3<f64>)) {
-        for i in 0..MAX_NODES {
+        for i in 0..u.nodes {
             let coef = u.position[i];
             if coef != 0.0 {
                 f(self.offset(i), &Matrix3::from_diagonal_element(coef));
@@ -503,7 +509,7 @@ impl<'a> KinCx<'a> {
     /// it: the first-order paths call this for every scalar row).
     #[inline(always)]
     fn add_gradient(&self, u: &KinVec, w: &Vector3<f64>, grad: &mut LocalVector) {
-        for i in 0..MAX_NODES {
+        for i in 0..u.nodes {
             let coef = u.position[i];
             if coef != 0.0 {
                 add_rows(grad, self.offset(i), &(w * coef));
@@ -549,7 +555,7 @@ impl<'a> KinCx<'a> {
     /// Add the [curvature](KinCx::curvature) of `u` against `c` to `h`.
     #[inline]
     pub fn add_curvature(&self, u: &KinVec, c: &Vector3<f64>, h: &mut LocalMatrix) {
-        for i in 0..MAX_NODES {
+        for i in 0..u.nodes {
             if u.has_body[i] {
                 let a = &u.body[i];
                 let w = self.rotation(i).tr_mul(c);

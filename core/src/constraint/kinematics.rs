@@ -186,18 +186,14 @@ impl Kinematics {
         );
         debug_assert_eq!(cx.n(), n);
         let value = cx.value(u);
-        for a in 0..n {
-            for k in 0..3 {
-                self.g_q[(j0 + k, a)] = 0.0;
-            }
+        // The rows' three entries of each column (column-major, MAX_ROWS per column).
+        for col in self.g_q.as_mut_slice().chunks_exact_mut(MAX_ROWS).take(n) {
+            col[j0..j0 + 3].fill(0.0);
         }
         // The Jacobian's nonzero 3 × 3 blocks, straight into the rows.
         cx.for_blocks(u, |o, block| {
-            for c in 0..3 {
-                for k in 0..3 {
-                    self.g_q[(j0 + k, o + c)] += block[(k, c)];
-                }
-            }
+            let mut rows = self.g_q.fixed_view_mut::<3, 3>(j0, o);
+            rows += block;
         });
         for k in 0..3 {
             let j = j0 + k;
