@@ -1,4 +1,4 @@
-//! Step halving (`adaptive`): a pendulum stepped with h = 0.075 s and only two Newton
+//! Step halving (`adaptive`): a pendulum stepped with h = 1/12 s and only two Newton
 //! iterations allowed fails without halving once it speeds up; with halving the run completes
 //! by retrying exactly the failed steps as two half steps. Checked against the exact
 //! (Jacobi elliptic) solution of the pendulum: the halved run's error lies between those of
@@ -9,10 +9,10 @@ use saltus::elements::joints::RevoluteJoint;
 use saltus::prelude::*;
 use std::f64::consts::PI;
 
-/// Step \[s\]: large enough that two Newton iterations do not always suffice (Newton starts
-/// from the linear extrapolation of the last steps' accelerations and joint reactions, which
-/// converges in one or two up to h = 0.06 s).
-const H: f64 = 0.075;
+/// Step \[s\] (36 steps to `T_END`): large enough that two Newton iterations do not always
+/// suffice (Newton starts from the linear or quadratic extrapolation of the last steps'
+/// accelerations and joint reactions, which converges in one or two up to h = 3/38 s).
+const H: f64 = 3.0 / 36.0;
 /// Newton iteration cap of the capped runs.
 const CAP: usize = 2;
 const T_END: f64 = 3.0;

@@ -11,8 +11,8 @@ pub mod statics;
 
 pub use error::SolveError;
 pub use nsga::{
-    Coefficients, ImpactSequence, Nsga, NsgaOptions, RunSummary, DEFAULT_IMPACT_TOLERANCE,
-    DEFAULT_MAX_IMPACT_PROBLEMS, NSGA_STAGES,
+    Coefficients, ImpactSequence, Nsga, NsgaOptions, RunSummary, SmoothStart,
+    DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS, NSGA_STAGES,
 };
 pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
 pub use state::{update_position_states, update_velocity_states, State};
