@@ -41,6 +41,11 @@ pub(super) struct StaticLu {
     u_idx: Vec<usize>,
     u_val: Vec<f64>,
     u_diag: Vec<f64>,
+    /// Per entry of the factorized matrix's CSC storage: the pivot position of its row (the
+    /// refactorization scatters a column straight to its positions).
+    a_pos: Vec<usize>,
+    /// Per pivot position: its row is a node row (`row_perm[r] < primary`).
+    node_row: Vec<bool>,
     /// Dense work vector, zero between columns.
     x: Vec<f64>,
     /// Work of [`StaticLu::factor`]: the column last reaching each pivot position and each
@@ -267,14 +272,20 @@ impl StaticLu {
         for r in &mut self.l_idx {
             *r = self.row_pos[*r];
         }
-        self.finish_structure(capacity);
+        self.finish_structure(capacity, rows);
         Ok(())
     }
 
     /// The factors' structure is complete: storage that had to grow (its capacities were
     /// `capacity` before) gets room for twice this fill, so that later pivot orders of the
     /// pattern fit without allocating; supernodes built; the factors valid.
-    fn finish_structure(&mut self, capacity: (usize, usize)) {
+    fn finish_structure(&mut self, capacity: (usize, usize), rows: &[usize]) {
+        self.a_pos.clear();
+        self.a_pos.extend(rows.iter().map(|&r| self.row_pos[r]));
+        self.node_row.clear();
+        let primary = self.primary;
+        self.node_row
+            .extend(self.row_perm.iter().map(|&r| r < primary));
         self.max_l = self.max_l.max(self.l_idx.len());
         self.max_u = self.max_u.max(self.u_idx.len());
         if (self.l_idx.capacity(), self.u_idx.capacity()) != capacity {
@@ -417,7 +428,7 @@ impl StaticLu {
         self.u_val.resize(self.u_idx.len(), 0.0);
         self.u_diag.clear();
         self.u_diag.resize(n, 0.0);
-        self.finish_structure(capacity);
+        self.finish_structure(capacity, rows);
     }
 
     /// Sort each column of `L` by row and copy `L` into supernodes: maximal runs of columns
@@ -559,9 +570,15 @@ impl StaticLu {
         rows: &[usize],
         values: &[f64],
     ) -> Result<(), PivotFailure> {
+        // Every entry of `a` lies in the stored patterns (the structural reach of its
+        // pattern, or the symmetrized Cholesky pattern that contains it), so a column leaves
+        // nothing in `x` outside them; a matrix of another pattern is refused here.
+        if rows.len() != self.a_pos.len() || values.len() != rows.len() {
+            return self.fail();
+        }
         for j in 0..self.n {
             let c = self.col_perm[j];
-            self.load_column(col_ptr, rows, values, c);
+            self.load_column(col_ptr, values, c);
             if self.supernodal {
                 self.update_from_supernodes(j);
             } else {
@@ -570,26 +587,22 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             let kind = c < self.primary;
-            let big = if self.supernodal {
+            if self.supernodal {
                 let Supernode { last, r0, r1, .. } = self.supernode(self.sn_of[j]);
                 let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
-                self.largest_candidate(below, kind)
-            } else {
-                let (l0, l1) = (self.l_ptr[j], self.l_ptr[j + 1]);
-                self.largest_candidate(self.l_idx[l0..l1].iter().copied(), kind)
-            };
-            if !pivot_ok(d, big) {
-                return self.fail();
-            }
-            self.u_diag[j] = d;
-            if self.supernodal {
+                if !pivot_ok(d, self.largest_candidate(below, kind)) {
+                    return self.fail();
+                }
                 self.store_supernodal_column(j, 1.0 / d);
             } else {
-                self.store_column(j, 1.0 / d);
+                // The pivot test on the candidates as they are stored (a failure discards
+                // the values anyway).
+                let big = self.store_column(j, 1.0 / d, kind);
+                if !pivot_ok(d, big) {
+                    return self.fail();
+                }
             }
-            if self.left_outside(col_ptr, rows, c) {
-                return self.fail();
-            }
+            self.u_diag[j] = d;
         }
         Ok(())
     }
@@ -611,9 +624,10 @@ impl StaticLu {
 
     /// Scatter column `c` of `a` into `x` at the pivot positions of its rows.
     #[inline]
-    fn load_column(&mut self, col_ptr: &[usize], rows: &[usize], values: &[f64], c: usize) {
-        for k in col_ptr[c]..col_ptr[c + 1] {
-            self.x[self.row_pos[rows[k]]] = values[k];
+    fn load_column(&mut self, col_ptr: &[usize], values: &[f64], c: usize) {
+        let (a0, a1) = (col_ptr[c], col_ptr[c + 1]);
+        for (&p, &v) in self.a_pos[a0..a1].iter().zip(&values[a0..a1]) {
+            self.x[p] = v;
         }
     }
 
@@ -623,19 +637,12 @@ impl StaticLu {
     fn largest_candidate(&self, below: impl Iterator<Item = usize>, kind: bool) -> f64 {
         below.fold(0.0f64, |m, r| {
             let v = self.x[r].abs();
-            if v.is_nan() || (v > m && (self.row_perm[r] < self.primary) == kind) {
+            if v.is_nan() || (v > m && self.node_row[r] == kind) {
                 v
             } else {
                 m
             }
         })
-    }
-
-    /// Whether an entry of column `c` of `a` was left in `x`: outside the stored patterns
-    /// (fill outside them cannot occur: the patterns are the full structural reach).
-    #[inline]
-    fn left_outside(&self, col_ptr: &[usize], rows: &[usize], c: usize) -> bool {
-        (col_ptr[c]..col_ptr[c + 1]).any(|k| self.x[self.row_pos[rows[k]]] != 0.0)
     }
 
     /// Abandon the refactorization: the work arrays back to zero, the factors invalid.
@@ -665,12 +672,21 @@ impl StaticLu {
     }
 
     /// `L[:, j] = x / U_jj` (`inv = 1/U_jj`) along the column's pattern; `x` back to zero there.
-    fn store_column(&mut self, j: usize, inv: f64) {
-        for q in self.l_ptr[j]..self.l_ptr[j + 1] {
-            let r = self.l_idx[q];
-            self.l_val[q] = self.x[r] * inv;
+    /// Returns the largest candidate `|x_r|` of the kind `kind`, as
+    /// [`StaticLu::largest_candidate`].
+    fn store_column(&mut self, j: usize, inv: f64, kind: bool) -> f64 {
+        let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+        let mut big = 0.0f64;
+        for (&r, l) in self.l_idx[a..b].iter().zip(&mut self.l_val[a..b]) {
+            let x = self.x[r];
+            let v = x.abs();
+            if v.is_nan() || (v > big && self.node_row[r] == kind) {
+                big = v;
+            }
+            *l = x * inv;
             self.x[r] = 0.0;
         }
+        big
     }
 
     /// [`StaticLu::update_from_columns`] supernode by supernode (see
