@@ -371,6 +371,16 @@ impl<'a> KinCx<'a> {
     ///
     /// If `nodes` is shorter than the layout or the layout does not [fit](Layout::fits).
     pub fn new(nodes: &'a [NodeState], t: f64, layout: &'a Layout) -> Self {
+        Self::with_order(nodes, t, layout, true)
+    }
+
+    /// [`KinCx::new`], first-order ([`KinCx::first_order`]) unless `hessians`: built in place.
+    pub(crate) fn with_order(
+        nodes: &'a [NodeState],
+        t: f64,
+        layout: &'a Layout,
+        hessians: bool,
+    ) -> Self {
         assert!(
             nodes.len() >= layout.len(),
             "KinCx: {} node states for {} nodes",
@@ -394,7 +404,7 @@ impl<'a> KinCx<'a> {
             t,
             layout,
             rot,
-            hessians: true,
+            hessians,
         }
     }
     /// The same context for a first-order evaluation: only `g`, `g_q`, `g_t` and `∂g_t/∂q` are
@@ -589,19 +599,33 @@ impl<'a> KinCx<'a> {
         self.add_gradient(u, &vv, grad);
         self.add_gradient(v, &uv, grad);
         if let Some(hess) = hess.filter(|_| self.hessians) {
-            let (bu, bv) = (self.blocks(u), self.blocks(v));
-            // Juᵀ Jv + Jvᵀ Ju, block by block, plus the curvatures of both factors.
-            for (oa, a) in bu.iter() {
-                for (ob, b) in bv.iter() {
-                    let ab = a.tr_mul(b);
-                    add_block(hess, oa, ob, &ab);
-                    add_block(hess, ob, oa, &ab.transpose());
-                }
-            }
-            self.add_curvature(u, &vv, hess);
-            self.add_curvature(v, &uv, hess);
+            self.add_dot_hessian(u, v, &uv, &vv, hess);
         }
         uv.dot(&vv)
+    }
+
+    /// The second derivative of `u · v` (values `uv`, `vv`) added to `hess`: `Juᵀ Jv + Jvᵀ Ju`
+    /// block by block, plus the curvatures of both factors. Out of line: the first-order
+    /// paths must not pay for its block storage.
+    #[inline(never)]
+    fn add_dot_hessian(
+        &self,
+        u: &KinVec,
+        v: &KinVec,
+        uv: &Vector3<f64>,
+        vv: &Vector3<f64>,
+        hess: &mut LocalMatrix,
+    ) {
+        let (bu, bv) = (self.blocks(u), self.blocks(v));
+        for (oa, a) in bu.iter() {
+            for (ob, b) in bv.iter() {
+                let ab = a.tr_mul(b);
+                add_block(hess, oa, ob, &ab);
+                add_block(hess, ob, oa, &ab.transpose());
+            }
+        }
+        self.add_curvature(u, vv, hess);
+        self.add_curvature(v, uv, hess);
     }
 
     /// The scalar `c · u` for a fixed inertial direction `c`.

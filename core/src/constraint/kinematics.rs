@@ -23,6 +23,9 @@ pub struct Kinematics {
     pub(crate) hess: [LocalMatrix; MAX_ROWS],
     /// Whether the `H_j` are kept (else the setters skip them and they are not to be read).
     pub(crate) hessians: bool,
+    /// `∂g_t/∂q` was written since the last [`Kinematics::reset`] (only rheonomic joints
+    /// write it: the others leave it zero, and `reset` skips it).
+    g_t_q_written: bool,
 }
 
 impl Default for Kinematics {
@@ -52,6 +55,7 @@ impl Kinematics {
             g_t_q: RowJacobian::zeros(),
             hess: [LocalMatrix::zeros(); MAX_ROWS],
             hessians: true,
+            g_t_q_written: false,
         }
     }
 
@@ -72,7 +76,10 @@ impl Kinematics {
         self.g.as_mut_slice().fill(0.0);
         self.g_q.as_mut_slice().fill(0.0);
         self.g_t.as_mut_slice().fill(0.0);
-        self.g_t_q.as_mut_slice().fill(0.0);
+        if self.g_t_q_written {
+            self.g_t_q.as_mut_slice().fill(0.0);
+            self.g_t_q_written = false;
+        }
         self.hessians = hessians;
         if hessians {
             for h in &mut self.hess[..m] {
@@ -128,6 +135,7 @@ impl Kinematics {
     /// Mutable `∂g_t/∂q`.
     #[inline]
     pub fn g_t_q_mut(&mut self) -> JacobianViewMut<'_> {
+        self.g_t_q_written = true;
         self.g_t_q.view_mut((0, 0), (self.m, self.n))
     }
     /// `g` as a padded fixed-size vector.
@@ -226,6 +234,7 @@ impl Kinematics {
             self.m
         );
         self.g_t[j] += s.value;
+        self.g_t_q_written = true;
         for a in 0..self.n {
             self.g_t_q[(j, a)] += s.grad[a];
         }

@@ -55,8 +55,7 @@ pub(super) fn add_constraint_terms(
     let hessians = hessian && curvature && cx.dq_dv != 0.0;
     let rates = cx.dv_dv != 0.0;
     kin.reset(m, n, hessians);
-    let kcx = KinCx::new(s.nodes, t, &layout);
-    let kcx = if hessians { kcx } else { kcx.first_order() };
+    let kcx = KinCx::with_order(s.nodes, t, &layout, hessians);
     c.evaluate(&kcx, kin);
     check_finite(c, kin)?;
     let g_q = &kin.g_q;
@@ -66,8 +65,19 @@ pub(super) fn add_constraint_terms(
     // (before the factor −k). The multiplier rows are −k c, the node × multiplier block −k g_qᵀ.
     let mut r_q = LocalVector::zeros();
 
+    // c = ġ (rates) or g (values); ξ = k μ − p c.
+    let v = if rates {
+        layout.velocity(s.nodes)
+    } else {
+        LocalVector::zeros()
+    };
+    let meas = if rates { kin.rate(&v) } else { kin.g };
+    let xi = padded_rows(&s.mult[..m], k) - meas * p;
+
     // −w (g_q(q) − g_q(q̃))ᵀ k_s λ̃ on difference stages; g_q(q̃) is first order. Zero, and
     // not evaluated, while the configuration is the smooth one (a position correction's start).
+    // With it, r_q = −g_qᵀ (ξ + w k_s λ̃) + w g_q(q̃)ᵀ k_s λ̃ (one product with g_q).
+    let mut weights = xi;
     let lam_s = if cx.force_difference {
         let lam = padded_rows(&s.mult_smooth[..m], cx.k_s);
         let moved = s
@@ -82,26 +92,18 @@ pub(super) fn add_constraint_terms(
                 Some(b) => at_smooth.as_mut_slice()[..n].copy_from_slice(&b.reaction[..n]),
                 None => smooth_reaction_into(c, t, s, &lam, &mut at_smooth, kin_s),
             }
-            let mut now = LocalVector::zeros();
-            add_at_x(&mut now, g_q, &lam, 1.0, n);
-            for j in 0..n {
-                r_q[j] -= cx.force_weight * (now[j] - at_smooth[j]);
-            }
+            axpy(
+                &mut r_q.as_mut_slice()[..n],
+                cx.force_weight,
+                &at_smooth.as_slice()[..n],
+            );
+            weights += lam * cx.force_weight;
         }
         Some(lam)
     } else {
         None
     };
-
-    let v = if rates {
-        layout.velocity(s.nodes)
-    } else {
-        LocalVector::zeros()
-    };
-    // c = ġ (rates) or g (values); ξ = k μ − p c.
-    let meas = if rates { kin.rate(&v) } else { kin.g };
-    let xi = padded_rows(&s.mult[..m], k) - meas * p;
-    add_at_x(&mut r_q, g_q, &xi, -1.0, n);
+    add_at_x(&mut r_q, g_q, &weights, -1.0, n);
     let res = out.residual.as_mut_slice();
     if !hessian {
         axpy(&mut res[..n], 1.0, &r_q.as_slice()[..n]);
@@ -176,7 +178,7 @@ fn smooth_reaction_into(
 ) {
     let layout = Layout::new(s.kinds);
     kin_s.reset(c.n_constraints(), layout.n(), false);
-    c.evaluate(&KinCx::new(s.smooth, t, &layout).first_order(), kin_s);
+    c.evaluate(&KinCx::with_order(s.smooth, t, &layout, false), kin_s);
     add_at_x(out, &kin_s.g_q, lam, 1.0, layout.n());
 }
 
