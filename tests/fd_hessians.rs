@@ -524,8 +524,8 @@ fn first_order_matrix_leaves_out_exactly_the_constraint_curvature() {
                         + cx.force_weight * cx.k_s * fx.mult_smooth[j]
                 })
                 .collect();
-            // −(Σ_j M_j H_j) T: rotational columns of frame nodes times their tangent.
-            let mut expected = -kin.d_gqt_mu(&weights);
+            // −∂q/∂u (Σ_j M_j H_j) T: rotational columns of frame nodes times their tangent.
+            let mut expected = -kin.d_gqt_mu(&weights) * cx.dq_dv;
             for (i, t) in tangents.iter().enumerate().take(layout.kinds().len()) {
                 if layout.is_frame(i) {
                     let o = layout.offset(i) + 3;

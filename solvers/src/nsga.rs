@@ -701,12 +701,13 @@ impl Nsga {
     }
 
     /// Newton tolerance of the position and velocity corrections: no modified Newton across
-    /// solves (a correction is nearly linear and converges in one iteration, leaving the
-    /// constraints at round-off). With reuse enabled, a factorization still serves where it
-    /// acts as Newton's would (`exact_reuse`), and the corrections start with the matrix of
-    /// first-order constraint kinematics (`first_order_constraints`: the constraint
+    /// solves (a correction is nearly linear: with an exact matrix it converges in one
+    /// iteration, far below the tolerance). With reuse enabled, a factorization still serves
+    /// where it acts as Newton's would (`exact_reuse`), and the corrections start with the
+    /// matrix of first-order constraint kinematics (`first_order_constraints`: the constraint
     /// curvature is the largest part of the position correction's assembly on a chain of
-    /// joints, and the matrix without it is the velocity jump's).
+    /// joints, and the matrix without it is the velocity jump's); such a solve ends at the
+    /// convergence test, whose floor for constraint rows is their round-off (`ROUND_OFF`).
     fn correction_tolerance(&self) -> Tolerance {
         let reuse = self.opts.jacobian_reuse.is_some();
         Tolerance {
@@ -1086,6 +1087,9 @@ impl Nsga {
             // The multipliers move to the new layout; their history does not.
             self.smooth_mult_prev.clear();
             self.smooth_mult_diff.clear();
+            // The next start is linear until both predictions are judged again.
+            self.extrapolation.quadratic = false;
+            self.extrapolation.multiplier_gain = None;
             // Grows with the element set (allocates at a topology change only).
             self.impact_rate.resize(model.elements().len(), f64::NAN);
             for stage in [&mut self.smooth, &mut self.position, &mut self.velocity] {

@@ -11,7 +11,7 @@ use nalgebra::Vector3;
 ///
 /// Fixed-size storage (about 8 kB, no allocation); the accessors return views of exactly `m`
 /// rows and `n` columns.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Kinematics {
     pub(crate) m: usize,
     pub(crate) n: usize,
@@ -26,6 +26,21 @@ pub struct Kinematics {
     /// `∂g_t/∂q` was written since the last [`Kinematics::reset`] (only rheonomic joints
     /// write it: the others leave it zero, and `reset` skips it).
     g_t_q_written: bool,
+}
+
+/// Equal sizes and values (whether `∂g_t/∂q` was written, bookkeeping of `reset`, is not
+/// compared).
+impl PartialEq for Kinematics {
+    fn eq(&self, other: &Self) -> bool {
+        self.m == other.m
+            && self.n == other.n
+            && self.g == other.g
+            && self.g_q == other.g_q
+            && self.g_t == other.g_t
+            && self.g_t_q == other.g_t_q
+            && self.hess == other.hess
+            && self.hessians == other.hessians
+    }
 }
 
 impl Default for Kinematics {

@@ -365,7 +365,9 @@ impl Lu {
     }
 
     /// Factorize `a` (square CSC), analyzing its pattern first if `generation` is new (see
-    /// [`Lu::analyze`]); the numeric factorization reuses storage.
+    /// [`Lu::analyze`]); the numeric factorization reuses storage. A matrix of another pattern
+    /// must come with another `generation`: within one, the refactorization trusts the
+    /// analyzed pattern (it checks the number of entries only).
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
         self.analyze_pattern(a, generation, false)?;
         self.factorized = false;

@@ -572,7 +572,8 @@ impl StaticLu {
     ) -> Result<(), PivotFailure> {
         // Every entry of `a` lies in the stored patterns (the structural reach of its
         // pattern, or the symmetrized Cholesky pattern that contains it), so a column leaves
-        // nothing in `x` outside them; a matrix of another pattern is refused here.
+        // nothing in `x` outside them. `a` must have the analyzed pattern (`Lu::factorize`'s
+        // generation contract); one with another number of entries is refused here.
         if rows.len() != self.a_pos.len() || values.len() != rows.len() {
             return self.fail();
         }

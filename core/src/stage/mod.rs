@@ -165,9 +165,10 @@ pub enum MatrixTerms {
     None,
     /// The exact Hessian of the stage residual ([`evaluate_element`]).
     Exact,
-    /// The exact Hessian without the second derivatives `H_j` of bilateral constraint
-    /// kinematics: the `Σ_j M_j H_j` and `p g_qᵀ ∂(g_q v)/∂q` blocks of the constraint table
-    /// ([`crate::constraint`], `nsga.md` §§4–6) are left out, every other term is exact. The
+    /// The exact Hessian without the configuration derivatives of bilateral constraints'
+    /// Jacobians: the `Σ_j M_j H_j` block of the constraint table ([`crate::constraint`],
+    /// `nsga.md` §§4–6) and, on stages that move rates and configuration (smooth), the
+    /// `∂ġ/∂q` blocks (`∂(g_q v)/∂q + ∂g_t/∂q`) are left out; every other term is exact. The
     /// Gauss–Newton matrix of the constraint rows: a Newton iteration with it converges
     /// linearly, at a rate of about `‖Σ_j M_j H_j‖` against the rest of the matrix (inertia
     /// and penalty), to the same solution.

@@ -193,6 +193,8 @@ pub struct StageSummary {
     /// First corrections of [`Tolerance::exact_reuse`] refused (undone, the matrix refreshed;
     /// not counted in `iterations`).
     pub refused_reuses: usize,
+    /// Solves that started with the first-order matrix ([`Tolerance::first_order_constraints`]).
+    pub first_order_solves: usize,
     /// Solves that left the first-order start ([`Tolerance::first_order_constraints`]) for
     /// exact Newton: a correction with the first-order matrix contracted less than
     /// `REFINE_RATE`, or refining ran out.
@@ -434,6 +436,7 @@ impl Stage {
         s.rejected_corrections = 0;
         s.refused_reuses = 0;
         s.first_order_fallbacks = 0;
+        s.first_order_solves = 0;
     }
 
     /// All multipliers of the stage (element order, scaled by the stage's `k`).

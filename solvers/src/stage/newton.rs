@@ -137,9 +137,14 @@ impl Stage {
         // each refines while it contracts by REFINE_RATE; then exact Newton.
         let first_order_allowed =
             tol.first_order_constraints && cx.dq_dv != 0.0 && !self.has_contacts;
-        let mut first_order = first_order_allowed && self.first_order_wait == 0;
+        let mut first_order = first_order_allowed
+            && self.first_order_wait == 0
+            && FRESH_BEFORE_CAP < tol.max_iterations;
         if first_order_allowed {
             self.first_order_wait = self.first_order_wait.saturating_sub(1);
+        }
+        if first_order {
+            self.summary.first_order_solves += 1;
         }
         // The correction that led to the current point was made in first-order mode (fresh or
         // refining), and the refining corrections made so far.
@@ -157,7 +162,8 @@ impl Stage {
             let residual_only = backtracking || start_check || check_first || reuse;
             // The correction that led to this point was made with a reused matrix.
             let from_reused = reused_step;
-            let terms = if first_order {
+            // (The last iterations before the cap are exact Newton ones.)
+            let terms = if first_order && it + FRESH_BEFORE_CAP < tol.max_iterations {
                 MatrixTerms::FirstOrderConstraints
             } else {
                 MatrixTerms::Exact
@@ -359,7 +365,7 @@ impl Stage {
             if reuse {
                 reused += 1;
             }
-            first_order_step = first_order && !probing;
+            first_order_step = first_order && !probing && terms != MatrixTerms::Exact;
             let nd = self.system.n_node_dofs;
             // Round-off plateau: a correction below the resolution of the unknowns cannot
             // reduce the residual further; nor can one below `tol` (relative to the corrected
