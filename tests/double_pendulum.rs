@@ -316,6 +316,29 @@ fn point_velocity(s: &saltus::core::NodeState, p: Vector3<f64>) -> Vector3<f64> 
     s.v + (s.r * s.omega).cross(&(p - s.x))
 }
 
+/// Step and duration of the reuse tests below \[s\].
+const REUSE_H: f64 = 1e-3;
+const REUSE_T: f64 = 1.0;
+
+/// The double pendulum swung for `REUSE_T` with steps `REUSE_H`, Newton tolerance 1e-10 and
+/// the given `jacobian_reuse` (`None`: full Newton everywhere): its summary and records.
+fn run_with_reuse(jacobian_reuse: Option<f64>) -> (RunSummary, MemorySink) {
+    let mut model = double_pendulum();
+    let opts = NsgaOptions {
+        h: REUSE_H,
+        t_end: REUSE_T,
+        rho_inf: 0.8,
+        tol: 1e-10,
+        gravity: Vector3::new(0.0, 0.0, -G),
+        jacobian_reuse,
+        ..NsgaOptions::default()
+    };
+    let mut solver = Nsga::new(&mut model, opts).unwrap();
+    let mut sink = MemorySink::default();
+    let summary = solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
+    (summary, sink)
+}
+
 /// The velocity jump of a model without contacts starts from the position correction's
 /// factorization (`Stage::newton_after`: the same `M` and joint rows `k G` at nearly the same
 /// configuration) instead of assembling and factorizing its own matrix, and ends where full
@@ -323,22 +346,10 @@ fn point_velocity(s: &saltus::core::NodeState, p: Vector3<f64>) -> Vector3<f64> 
 /// motion is the same to the Newton tolerance.
 #[test]
 fn velocity_jump_reuses_the_position_correction_factorization() {
-    let (h, t_end) = (1e-3, 1.0);
+    let (h, t_end) = (REUSE_H, REUSE_T);
     let go = |jacobian_reuse: Option<f64>| {
-        let mut model = double_pendulum();
-        let opts = NsgaOptions {
-            h,
-            t_end,
-            rho_inf: 0.8,
-            tol: 1e-10,
-            gravity: Vector3::new(0.0, 0.0, -G),
-            jacobian_reuse,
-            ..NsgaOptions::default()
-        };
-        let mut solver = Nsga::new(&mut model, opts).unwrap();
-        let mut sink = MemorySink::default();
-        solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
-        (solver.summary().numeric_factorizations(), sink)
+        let (summary, sink) = run_with_reuse(jacobian_reuse);
+        (summary.numeric_factorizations(), sink)
     };
     let (f_reuse, reuse) = go(NsgaOptions::default().jacobian_reuse);
     let (f_full, full) = go(None);
@@ -388,25 +399,8 @@ fn velocity_jump_reuses_the_position_correction_factorization() {
 /// move of `G`, converges with one correction per step.
 #[test]
 fn position_correction_starts_with_first_order_joint_kinematics() {
-    let (h, t_end) = (1e-3, 1.0);
-    let go = |jacobian_reuse: Option<f64>| {
-        let mut model = double_pendulum();
-        let opts = NsgaOptions {
-            h,
-            t_end,
-            rho_inf: 0.8,
-            tol: 1e-10,
-            gravity: Vector3::new(0.0, 0.0, -G),
-            jacobian_reuse,
-            ..NsgaOptions::default()
-        };
-        let mut solver = Nsga::new(&mut model, opts).unwrap();
-        let mut sink = MemorySink::default();
-        solver.run(&mut model, &mut sink, &mut |_| {}).unwrap();
-        (solver.summary().clone(), sink)
-    };
-    let (summary, first_order) = go(NsgaOptions::default().jacobian_reuse);
-    let (exact_summary, exact) = go(None);
+    let (summary, first_order) = run_with_reuse(NsgaOptions::default().jacobian_reuse);
+    let (exact_summary, exact) = run_with_reuse(None);
     let (position, velocity) = (summary.stage("position"), summary.stage("velocity"));
     println!("position: {position:?}\nvelocity: {velocity:?}");
     // Every position solve starts first-order (full Newton: none), and none falls back.

@@ -81,42 +81,30 @@ fn evaluate_with_hessian(
     cx: &saltus_core::StepCx,
     s: &saltus_core::LocalState<'_>,
     full: bool,
-) -> (
-    nalgebra::DVector<f64>,
-    nalgebra::DMatrix<f64>,
-    f64,
-    saltus_core::LevelMemo,
-) {
-    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
-    let mut r = nalgebra::DVector::zeros(n);
-    let mut h = nalgebra::DMatrix::zeros(n, n);
-    let mut out = saltus_core::LocalSystem {
-        residual: r.rows_mut(0, n),
-        hessian: h.view_mut((0, 0), (n, n)),
-        reference: 0.0,
-    };
-    let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
+) -> Evaluated {
     let f = if full {
         saltus_core::stage::evaluate_element
     } else {
         saltus_core::stage::evaluate_element_residual
     };
-    f(element, cx, s, &mut out, &mut sc).unwrap();
-    let reference = out.reference;
-    (r, h, reference, sc.memo())
+    evaluate_by(f, element, cx, s)
 }
 
-/// [`evaluate_with_hessian`] with the iteration matrix of first-order constraint kinematics.
-fn evaluate_first_order(
-    element: &dyn Element,
-    cx: &saltus_core::StepCx,
-    s: &saltus_core::LocalState<'_>,
-) -> (
+/// Residual, local matrix, convergence reference and memo of one evaluation.
+type Evaluated = (
     nalgebra::DVector<f64>,
     nalgebra::DMatrix<f64>,
     f64,
     saltus_core::LevelMemo,
-) {
+);
+
+/// Evaluate `element` at `s` with `f` into fresh buffers.
+fn evaluate_by(
+    f: saltus_core::stage::ElementEvaluation,
+    element: &dyn Element,
+    cx: &saltus_core::StepCx,
+    s: &saltus_core::LocalState<'_>,
+) -> Evaluated {
     let n: usize = s.kinds.iter().map(|k| k.ndof()).sum::<usize>() + s.mult.len();
     let mut r = nalgebra::DVector::zeros(n);
     let mut h = nalgebra::DMatrix::zeros(n, n);
@@ -126,9 +114,47 @@ fn evaluate_first_order(
         reference: 0.0,
     };
     let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
-    saltus_core::stage::evaluate_element_first_order(element, cx, s, &mut out, &mut sc).unwrap();
+    f(element, cx, s, &mut out, &mut sc).unwrap();
     let reference = out.reference;
     (r, h, reference, sc.memo())
+}
+
+/// Every registered element type built from its example (random nodes, `seed`) at every stage
+/// context it takes part in, with a random fixture (`fixture_seed`) and the node states and
+/// rotation tangents of its increments: `f(type, element, stage, cx, fixture, nodes,
+/// tangents)`.
+fn for_each_stage_fixture(
+    seed: u64,
+    fixture_seed: u64,
+    mut f: impl FnMut(
+        &ElementKind,
+        &dyn Element,
+        &str,
+        &saltus_core::StepCx,
+        &LocalFixture,
+        &[NodeState],
+        &[nalgebra::Matrix3<f64>],
+    ),
+) {
+    saltus_elements::link();
+    for kind in element_kinds() {
+        let mut rng = Rng::new(seed ^ kind.type_name.len() as u64);
+        let element = build_example(kind, &mut rng).unwrap();
+        for (stage, cx) in saltus_core::fd::stage_contexts() {
+            if !participates(element.as_ref(), cx.level) {
+                continue;
+            }
+            let fx = LocalFixture::random(
+                kind.example_nodes,
+                element.n_mult(cx.level),
+                element.n_mult(Level::Smooth),
+                0.3,
+                &mut Rng::new(fixture_seed),
+            );
+            let (nodes, tangents) = fx.states(&cx, &fx.incr);
+            f(kind, element.as_ref(), stage, &cx, &fx, &nodes, &tangents);
+        }
+    }
 }
 
 #[test]
@@ -208,34 +234,22 @@ fn every_registered_element_has_exact_hessians() {
 /// reference of the full evaluation, for every registered element at every stage.
 #[test]
 fn residual_only_evaluation_matches_the_full_one() {
-    saltus_elements::link();
     let mut checked = 0;
-    for kind in element_kinds() {
-        let mut rng = Rng::new(0xBEEF ^ kind.type_name.len() as u64);
-        let element = build_example(kind, &mut rng).unwrap();
-        for (stage, cx) in saltus_core::fd::stage_contexts() {
-            if !participates(element.as_ref(), cx.level) {
-                continue;
-            }
-            let fx = LocalFixture::random(
-                kind.example_nodes,
-                element.n_mult(cx.level),
-                element.n_mult(Level::Smooth),
-                0.3,
-                &mut Rng::new(3),
-            );
-            let (nodes, tangents) = fx.states(&cx, &fx.incr);
+    for_each_stage_fixture(
+        0xBEEF,
+        3,
+        |kind, element, stage, cx, fx, nodes, tangents| {
             let rates = cx.motion() == saltus_core::StageMotion::Rates;
-            let s = local_state(&fx, &nodes, &tangents, rates, true);
+            let s = local_state(fx, nodes, tangents, rates, true);
             let eval = |full: bool| {
-                let (r, reference, _) = evaluate(element.as_ref(), &cx, &s, full);
+                let (r, reference, _) = evaluate(element, cx, &s, full);
                 (r, reference)
             };
             let (full, residual) = (eval(true), eval(false));
             assert_eq!(full, residual, "{} at {stage}", kind.type_name);
             checked += 1;
-        }
-    }
+        },
+    );
     assert!(checked > 20, "only {checked} element stages checked");
 }
 
@@ -483,77 +497,61 @@ fn base_terms_of_the_step_leave_every_element_unchanged() {
 #[test]
 fn first_order_matrix_leaves_out_exactly_the_constraint_curvature() {
     use saltus_core::constraint::{KinCx, Layout};
-    saltus_elements::link();
     let mut curved = 0;
-    for kind in element_kinds() {
-        let mut rng = Rng::new(0xF1 ^ kind.type_name.len() as u64);
-        let element = build_example(kind, &mut rng).unwrap();
-        for (stage, cx) in saltus_core::fd::stage_contexts() {
-            if !participates(element.as_ref(), cx.level) {
-                continue;
-            }
-            let fx = LocalFixture::random(
-                kind.example_nodes,
-                element.n_mult(cx.level),
-                element.n_mult(Level::Smooth),
-                0.3,
-                &mut Rng::new(11),
-            );
-            let (nodes, tangents) = fx.states(&cx, &fx.incr);
-            let rates = cx.motion() == saltus_core::StageMotion::Rates;
-            let s = local_state(&fx, &nodes, &tangents, rates, true);
-            let what = format!("{} at {stage}", kind.type_name);
-            let (r, h, reference, _) = evaluate_with_hessian(element.as_ref(), &cx, &s, true);
-            let (r1, h1, reference1, _) = evaluate_first_order(element.as_ref(), &cx, &s);
-            assert_eq!((&r, reference), (&r1, reference1), "{what}: residual");
-            let constraint = element.as_constraint();
-            if constraint.is_none() || cx.dq_dv == 0.0 {
-                assert_eq!(h, h1, "{what}: matrix");
-                continue;
-            }
-            if cx.level != Level::Position {
-                continue;
-            }
-            let c = constraint.unwrap();
-            let layout = Layout::new(c.node_kinds());
-            let (n, m) = (layout.n(), c.n_constraints());
-            let kin = KinCx::new(&nodes, cx.t, &layout).kinematics(c);
-            let weights: Vec<f64> = (0..m)
-                .map(|j| {
-                    cx.k * fx.mult[j] - cx.p * kin.g()[j]
-                        + cx.force_weight * cx.k_s * fx.mult_smooth[j]
-                })
-                .collect();
-            // −∂q/∂u (Σ_j M_j H_j) T: rotational columns of frame nodes times their tangent.
-            let mut expected = -kin.d_gqt_mu(&weights) * cx.dq_dv;
-            for (i, t) in tangents.iter().enumerate().take(layout.kinds().len()) {
-                if layout.is_frame(i) {
-                    let o = layout.offset(i) + 3;
-                    let cols = expected.fixed_columns::<3>(o) * t;
-                    expected.fixed_columns_mut::<3>(o).copy_from(&cols);
-                }
-            }
-            let diff = &h - &h1;
-            let scale = 1.0 + h.amax();
-            for a in 0..n + m {
-                for b in 0..n + m {
-                    let want = if a < n && b < n {
-                        expected[(a, b)]
-                    } else {
-                        0.0
-                    };
-                    // Round-off of the assembled sums: entries of size `scale`, a few terms.
-                    assert!(
-                        (diff[(a, b)] - want).abs() <= 1e-13 * scale,
-                        "{what}: entry ({a}, {b}) differs by {} instead of {want}",
-                        diff[(a, b)]
-                    );
-                }
-            }
-            if expected.amax() > 1e-3 * scale {
-                curved += 1;
+    for_each_stage_fixture(0xF1, 11, |kind, element, stage, cx, fx, nodes, tangents| {
+        let rates = cx.motion() == saltus_core::StageMotion::Rates;
+        let s = local_state(fx, nodes, tangents, rates, true);
+        let what = format!("{} at {stage}", kind.type_name);
+        let (r, h, reference, _) = evaluate_with_hessian(element, cx, &s, true);
+        let first_order = saltus_core::stage::evaluate_element_first_order;
+        let (r1, h1, reference1, _) = evaluate_by(first_order, element, cx, &s);
+        assert_eq!((&r, reference), (&r1, reference1), "{what}: residual");
+        let constraint = element.as_constraint();
+        if constraint.is_none() || cx.dq_dv == 0.0 {
+            assert_eq!(h, h1, "{what}: matrix");
+            return;
+        }
+        if cx.level != Level::Position {
+            return;
+        }
+        let c = constraint.unwrap();
+        let layout = Layout::new(c.node_kinds());
+        let (n, m) = (layout.n(), c.n_constraints());
+        let kin = KinCx::new(nodes, cx.t, &layout).kinematics(c);
+        let weights: Vec<f64> = (0..m)
+            .map(|j| {
+                cx.k * fx.mult[j] - cx.p * kin.g()[j] + cx.force_weight * cx.k_s * fx.mult_smooth[j]
+            })
+            .collect();
+        // −∂q/∂u (Σ_j M_j H_j) T: rotational columns of frame nodes times their tangent.
+        let mut expected = -kin.d_gqt_mu(&weights) * cx.dq_dv;
+        for (i, t) in tangents.iter().enumerate().take(layout.kinds().len()) {
+            if layout.is_frame(i) {
+                let o = layout.offset(i) + 3;
+                let cols = expected.fixed_columns::<3>(o) * t;
+                expected.fixed_columns_mut::<3>(o).copy_from(&cols);
             }
         }
-    }
+        let diff = &h - &h1;
+        let scale = 1.0 + h.amax();
+        for a in 0..n + m {
+            for b in 0..n + m {
+                let want = if a < n && b < n {
+                    expected[(a, b)]
+                } else {
+                    0.0
+                };
+                // Round-off of the assembled sums: entries of size `scale`, a few terms.
+                assert!(
+                    (diff[(a, b)] - want).abs() <= 1e-13 * scale,
+                    "{what}: entry ({a}, {b}) differs by {} instead of {want}",
+                    diff[(a, b)]
+                );
+            }
+        }
+        if expected.amax() > 1e-3 * scale {
+            curved += 1;
+        }
+    });
     assert!(curved >= 3, "only {curved} joints with a curvature term");
 }
