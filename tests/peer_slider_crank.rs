@@ -45,4 +45,13 @@ fn flexible_slider_crank_matches_the_peer_to_four_digits() {
         "deflection {max_deflection:e}"
     );
     assert!((slider - 0.191693).abs() <= 0.5e-6, "slider {slider}");
+    // The velocity jump cannot start from the position correction's factorization (it carries
+    // the stiff beams' h²/2 K), so it refines with its own last one: its matrix moves with the
+    // rod's rotation, h ω ≈ 1e-4 · 150 = 1.5e-2 per step, within the refining rate 5e-2, so a
+    // fresh factorization is needed on few steps (fewer than a tenth; full Newton: all).
+    let velocity = s.stage("velocity");
+    assert!(
+        velocity.numeric_factorizations * 10 < velocity.solves,
+        "{velocity:?}"
+    );
 }

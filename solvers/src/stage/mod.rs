@@ -256,6 +256,9 @@ pub struct Stage {
     /// to exact Newton).
     first_order_wait: u32,
     first_order_backoff: u32,
+    /// The same for the stage's own factorization as a refining probe (`Probe::Own`).
+    own_wait: u32,
+    own_backoff: u32,
     /// A contact takes part in the stage (its rows change with the statuses).
     has_contacts: bool,
     /// Per element: [`saltus_core::stage::may_be_inert`] at this stage's level (the others
@@ -310,6 +313,8 @@ impl Stage {
             donor_backoff: 1,
             first_order_wait: 0,
             first_order_backoff: 1,
+            own_wait: 0,
+            own_backoff: 1,
             has_contacts: false,
             inert_candidates: Vec::new(),
         };
