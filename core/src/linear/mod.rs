@@ -292,6 +292,12 @@ impl Lu {
         }
         let (n, col_ptr, pattern) = pattern(a)?;
         self.factorized = false;
+        if n > static_lu::MAX_ORDER {
+            return Err(LinearError::Malformed(format!(
+                "order {n} above {}, the largest the sparse LU indexes",
+                static_lu::MAX_ORDER
+            )));
+        }
         if n <= self.dense_max {
             self.dense = Some(Dense {
                 n,

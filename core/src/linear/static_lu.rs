@@ -34,16 +34,16 @@ pub(super) struct StaticLu {
     col_perm: Vec<usize>,
     /// Strictly lower part of `L` by columns (rows in pivot positions, any order).
     l_ptr: Vec<usize>,
-    l_idx: Vec<usize>,
+    l_idx: Vec<Pos>,
     l_val: Vec<f64>,
     /// Strictly upper part of `U` by columns (rows ascending).
     u_ptr: Vec<usize>,
-    u_idx: Vec<usize>,
+    u_idx: Vec<Pos>,
     u_val: Vec<f64>,
     u_diag: Vec<f64>,
     /// Per entry of the factorized matrix's CSC storage: the pivot position of its row (the
     /// refactorization scatters a column straight to its positions).
-    a_pos: Vec<usize>,
+    a_pos: Vec<Pos>,
     /// Per pivot position: its row is a node row (`row_perm[r] < primary`).
     node_row: Vec<bool>,
     /// Dense work vector, zero between columns.
@@ -65,7 +65,7 @@ pub(super) struct StaticLu {
     sn_start: Vec<usize>,
     sn_of: Vec<usize>,
     sn_rows_ptr: Vec<usize>,
-    sn_rows: Vec<usize>,
+    sn_rows: Vec<Pos>,
     sn_val_ptr: Vec<usize>,
     sn_val: Vec<f64>,
     /// Dense accumulator of a supernode's update of the rows below it (zero between uses).
@@ -78,7 +78,7 @@ pub(super) struct StaticLu {
     sym_parent: Vec<usize>,
     sym_ancestor: Vec<usize>,
     /// Sorting buffer of [`StaticLu::build_supernodes`].
-    sort_buf: Vec<(usize, f64)>,
+    sort_buf: Vec<(Pos, f64)>,
     /// The refactorization and the forward solve run on the supernodes (else on the
     /// columns of `L`, and the supernode arrays are empty).
     supernodal: bool,
@@ -131,6 +131,15 @@ struct Supernode {
 
 /// Marks a row without a pivot position yet.
 const UNSET: usize = usize::MAX;
+
+/// A pivot position or row index as the factors store it: 32 bits halve the index traffic
+/// of the refactorization and the solves, which stream the patterns once each and are bound
+/// by memory bandwidth on large models (rigid chain N = 10 000: 3 million entries of `L`
+/// and `U`). [`Lu`](super::Lu) refuses orders above [`MAX_ORDER`].
+type Pos = u32;
+
+/// Largest order the factors index ([`Pos`]).
+pub(super) const MAX_ORDER: usize = Pos::MAX as usize;
 
 impl StaticLu {
     /// Factorize `P A Q = L U` of the square CSC matrix `a` (`col_ptr`, `rows` sorted or not,
@@ -204,7 +213,7 @@ impl StaticLu {
             while let Some(k) = self.stack.pop() {
                 self.reach.push(k);
                 for q in self.l_ptr[k]..self.l_ptr[k + 1] {
-                    self.visit(self.l_idx[q], j);
+                    self.visit(self.l_idx[q] as usize, j);
                 }
             }
             // The update needs a topological order: ascending pivot positions is one.
@@ -215,11 +224,11 @@ impl StaticLu {
             for &k in &self.reach {
                 let ukj = self.x[self.row_perm[k]];
                 self.x[self.row_perm[k]] = 0.0;
-                self.u_idx.push(k);
+                self.u_idx.push(k as Pos);
                 self.u_val.push(ukj);
                 if ukj != 0.0 {
                     for q in self.l_ptr[k]..self.l_ptr[k + 1] {
-                        self.x[self.l_idx[q]] -= self.l_val[q] * ukj;
+                        self.x[self.l_idx[q] as usize] -= self.l_val[q] * ukj;
                     }
                 }
             }
@@ -230,6 +239,7 @@ impl StaticLu {
             let kind = c < primary;
             let (mut big, mut arg, mut big_kind) = (0.0f64, UNSET, 0.0f64);
             for &r in candidates {
+                let r = r as usize;
                 let v = self.x[r].abs();
                 if v > big || v.is_nan() {
                     big = v;
@@ -246,7 +256,7 @@ impl StaticLu {
             let d = if pivot == UNSET { 0.0 } else { self.x[pivot] };
             if !(d.is_finite() && d != 0.0) {
                 for &r in &self.l_idx[l_start..] {
-                    self.x[r] = 0.0;
+                    self.x[r as usize] = 0.0;
                 }
                 return Err(Singular(j));
             }
@@ -257,9 +267,9 @@ impl StaticLu {
             let inv = 1.0 / d;
             let mut w = l_start;
             for q in l_start..self.l_idx.len() {
-                let r = self.l_idx[q];
+                let r = self.l_idx[q] as usize;
                 if r != pivot {
-                    self.l_idx[w] = r;
+                    self.l_idx[w] = r as Pos;
                     self.l_val.push(self.x[r] * inv);
                     w += 1;
                 }
@@ -270,7 +280,7 @@ impl StaticLu {
         }
         // L's rows in pivot positions.
         for r in &mut self.l_idx {
-            *r = self.row_pos[*r];
+            *r = self.row_pos[*r as usize] as Pos;
         }
         self.finish_structure(capacity, rows);
         Ok(())
@@ -281,7 +291,8 @@ impl StaticLu {
     /// pattern fit without allocating; supernodes built; the factors valid.
     fn finish_structure(&mut self, capacity: (usize, usize), rows: &[usize]) {
         self.a_pos.clear();
-        self.a_pos.extend(rows.iter().map(|&r| self.row_pos[r]));
+        self.a_pos
+            .extend(rows.iter().map(|&r| self.row_pos[r] as Pos));
         self.node_row.clear();
         let primary = self.primary;
         self.node_row
@@ -394,7 +405,7 @@ impl StaticLu {
                 let mut j = i;
                 while self.mark[j] != k {
                     self.mark[j] = k;
-                    self.u_idx.push(j);
+                    self.u_idx.push(j as Pos);
                     j = parent[j];
                 }
             }
@@ -404,7 +415,7 @@ impl StaticLu {
         self.l_ptr.clear();
         self.l_ptr.resize(n + 1, 0);
         for &j in &self.u_idx {
-            self.l_ptr[j + 1] += 1;
+            self.l_ptr[j as usize + 1] += 1;
         }
         for j in 0..n {
             self.l_ptr[j + 1] += self.l_ptr[j];
@@ -415,8 +426,8 @@ impl StaticLu {
         fill.extend_from_slice(&self.l_ptr);
         for k in 0..n {
             for q in self.u_ptr[k]..self.u_ptr[k + 1] {
-                let j = self.u_idx[q];
-                self.l_idx[fill[j]] = k;
+                let j = self.u_idx[q] as usize;
+                self.l_idx[fill[j]] = k as Pos;
                 fill[j] += 1;
             }
         }
@@ -464,7 +475,7 @@ impl StaticLu {
                 let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
                 let (c, d) = (self.l_ptr[j + 1], self.l_ptr[j + 2]);
                 let joins = b - a == d - c + 1
-                    && self.l_idx[a] == j + 1
+                    && self.l_idx[a] as usize == j + 1
                     && self.l_idx[a + 1..b] == self.l_idx[c..d];
                 if !joins {
                     break;
@@ -486,11 +497,11 @@ impl StaticLu {
             self.sn_start.clear();
             return;
         }
-        let grow = |v: &mut Vec<usize>, len: usize| {
+        fn grow<T>(v: &mut Vec<T>, len: usize) {
             if v.capacity() < len {
                 v.reserve(2 * len - v.len());
             }
-        };
+        }
         grow(&mut self.sn_of, n);
         self.sn_of.resize(n, 0);
         self.sn_rows_ptr.push(0);
@@ -544,7 +555,7 @@ impl StaticLu {
         if k == UNSET {
             if self.row_mark[r] != j {
                 self.row_mark[r] = j;
-                self.l_idx.push(r);
+                self.l_idx.push(r as Pos);
             }
         } else if self.mark[k] != j {
             self.mark[k] = j;
@@ -590,7 +601,7 @@ impl StaticLu {
             let kind = c < self.primary;
             if self.supernodal {
                 let Supernode { last, r0, r1, .. } = self.supernode(self.sn_of[j]);
-                let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().copied());
+                let below = (j + 1..=last).chain(self.sn_rows[r0..r1].iter().map(|&r| r as usize));
                 if !pivot_ok(d, self.largest_candidate(below, kind)) {
                     return self.fail();
                 }
@@ -628,7 +639,7 @@ impl StaticLu {
     fn load_column(&mut self, col_ptr: &[usize], values: &[f64], c: usize) {
         let (a0, a1) = (col_ptr[c], col_ptr[c + 1]);
         for (&p, &v) in self.a_pos[a0..a1].iter().zip(&values[a0..a1]) {
-            self.x[p] = v;
+            self.x[p as usize] = v;
         }
     }
 
@@ -660,13 +671,14 @@ impl StaticLu {
         let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
         let x = &mut self.x;
         for (&k, u) in self.u_idx[u0..u1].iter().zip(&mut self.u_val[u0..u1]) {
+            let k = k as usize;
             let ukj = x[k];
             x[k] = 0.0;
             *u = ukj;
             if ukj != 0.0 {
                 let (a, b) = (self.l_ptr[k], self.l_ptr[k + 1]);
                 for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                    x[i] -= l * ukj;
+                    x[i as usize] -= l * ukj;
                 }
             }
         }
@@ -679,6 +691,7 @@ impl StaticLu {
         let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
         let mut big = 0.0f64;
         for (&r, l) in self.l_idx[a..b].iter().zip(&mut self.l_val[a..b]) {
+            let r = r as usize;
             let x = self.x[r];
             let v = x.abs();
             if v.is_nan() || (v > big && self.node_row[r] == kind) {
@@ -697,7 +710,7 @@ impl StaticLu {
         let (u0, u1) = (self.u_ptr[j], self.u_ptr[j + 1]);
         let mut q = u0;
         while q < u1 {
-            let sn = self.sn_of[self.u_idx[q]];
+            let sn = self.sn_of[self.u_idx[q] as usize];
             let Supernode {
                 first,
                 last,
@@ -708,13 +721,13 @@ impl StaticLu {
             } = self.supernode(sn);
             let block = &self.sn_val[self.sn_val_ptr[sn]..self.sn_val_ptr[sn + 1]];
             let shared = &self.sn_rows[r0..r1];
-            let group_end = q + self.u_idx[q..u1].partition_point(|&k| k <= last);
+            let group_end = q + self.u_idx[q..u1].partition_point(|&k| k as usize <= last);
             // One column of the supernode: its shared rows are updated in place; more:
             // accumulated densely and subtracted once per shared row.
             let direct = group_end - q == 1;
             let tmp = &mut self.sn_tmp[..r1 - r0];
             while q < group_end {
-                let k = self.u_idx[q];
+                let k = self.u_idx[q] as usize;
                 let ukj = self.x[k];
                 self.x[k] = 0.0;
                 self.u_val[q] = ukj;
@@ -729,7 +742,7 @@ impl StaticLu {
                 }
                 if direct {
                     for (&r, l) in shared.iter().zip(&col[w..]) {
-                        self.x[r] -= l * ukj;
+                        self.x[r as usize] -= l * ukj;
                     }
                 } else {
                     for (t, l) in tmp.iter_mut().zip(&col[w..]) {
@@ -739,7 +752,7 @@ impl StaticLu {
             }
             if !direct {
                 for (t, &r) in tmp.iter_mut().zip(shared) {
-                    self.x[r] -= *t;
+                    self.x[r as usize] -= *t;
                     *t = 0.0;
                 }
             }
@@ -768,6 +781,7 @@ impl StaticLu {
             *xr = 0.0;
         }
         for (l, &r) in col[w..].iter_mut().zip(&self.sn_rows[r0..r1]) {
+            let r = r as usize;
             *l = self.x[r] * inv;
             self.x[r] = 0.0;
         }
@@ -788,7 +802,7 @@ impl StaticLu {
                 if yj != 0.0 {
                     let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
                     for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                        y[i] -= l * yj;
+                        y[i as usize] -= l * yj;
                     }
                 }
             }
@@ -819,7 +833,7 @@ impl StaticLu {
                 }
             }
             for (t, &r) in tmp.iter_mut().zip(&self.sn_rows[r0..r1]) {
-                y[r] -= *t;
+                y[r as usize] -= *t;
                 *t = 0.0;
             }
         }
@@ -829,7 +843,7 @@ impl StaticLu {
             if yj != 0.0 {
                 let (a, b) = (self.u_ptr[j], self.u_ptr[j + 1]);
                 for (&i, &u) in self.u_idx[a..b].iter().zip(&self.u_val[a..b]) {
-                    y[i] -= u * yj;
+                    y[i as usize] -= u * yj;
                 }
             }
         }
