@@ -1,0 +1,276 @@
+//! The options of an NSGA run: generalized-α coefficients, tolerances and iteration limits,
+//! the smooth Newton's start and the multiple-impact sequence (spec `nsga.md` §§2, 9, 10).
+
+use crate::error::SolveError;
+use nalgebra::Vector3;
+
+/// Largest number of steps [`NsgaOptions::validate`] accepts (`t_end / h`): 10⁹ steps already
+/// take hours at the fastest few µs per step, so more is taken for an input error (e.g.
+/// `h = 1e-300`).
+pub const MAX_STEPS: f64 = 1e9;
+
+/// Generalized-α coefficients from the spectral radius at infinity `ρ∞` (spec §2,
+/// Chung–Hulbert in the Arnold–Brüls form).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Coefficients {
+    /// `α_m = (2ρ∞ − 1)/(ρ∞ + 1)`.
+    pub alpha_m: f64,
+    /// `α_f = ρ∞/(ρ∞ + 1)`.
+    pub alpha_f: f64,
+    /// `γ = ½ + α_f − α_m`.
+    pub gamma: f64,
+    /// `β = ¼ (γ + ½)²`.
+    pub beta: f64,
+}
+
+impl Coefficients {
+    /// Coefficients for `ρ∞ ∈ [0, 1]`.
+    pub fn from_rho_inf(rho_inf: f64) -> Self {
+        let alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0);
+        let alpha_f = rho_inf / (rho_inf + 1.0);
+        let gamma = 0.5 + alpha_f - alpha_m;
+        let beta = 0.25 * (gamma + 0.5) * (gamma + 0.5);
+        Self {
+            alpha_m,
+            alpha_f,
+            gamma,
+            beta,
+        }
+    }
+}
+
+/// Options of the NSGA integrator. Units SI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NsgaOptions {
+    /// Step size `h` \[s\].
+    pub h: f64,
+    /// Final time \[s\].
+    pub t_end: f64,
+    /// Spectral radius at infinity `ρ∞ ∈ [0, 1]` (1: no numerical dissipation).
+    pub rho_inf: f64,
+    /// Relative Newton tolerance `tol_r` of the test `‖r‖ ≤ tol_r (Σ‖r_k‖ + tol_f)` (spec §10).
+    pub tol: f64,
+    /// Reference residual `tol_f` \[N\] of the same test (floor for states with vanishing forces).
+    pub tol_f: f64,
+    /// Newton iteration cap per subproblem.
+    pub max_iterations: usize,
+    /// Gravity \[m/s²\].
+    pub gravity: Vector3<f64>,
+    /// Retry a failed step as two steps of `h/2` (recursively, up to `max_halvings`).
+    pub adaptive: bool,
+    /// Maximum halving depth with `adaptive`.
+    pub max_halvings: usize,
+    /// Backtracking line search on the Newton corrections (spec §10; needed at impacts).
+    pub line_search: bool,
+    /// Record every N-th step (the last step is always recorded).
+    pub output_every: usize,
+    /// Characteristic mass `m` \[kg\] of the multiplier scaling `k_s = p_s = m/h`,
+    /// `k_p = p_p = k_v = p_v = m` (spec §10); `None`: the model's mean body mass.
+    pub characteristic_mass: Option<f64>,
+    /// Threads evaluating elements: 1 sequential, 0 automatic (`RAYON_NUM_THREADS`, else the
+    /// available cores). Results are bit-identical for any value.
+    pub threads: usize,
+    /// Modified Newton contraction factor `θ` of the smooth stage (see
+    /// [`Tolerance::jacobian_reuse`]): its iteration matrix is reused, within a step and across
+    /// steps, while every correction made with it reduces the residual by at least `θ` (and at a
+    /// rate that reaches the tolerance within two more corrections);
+    /// `None`: full Newton everywhere. The position and velocity corrections reuse a
+    /// factorization only as an exact Newton matrix ([`Tolerance::exact_reuse`]: a model at
+    /// rest, e.g. a resting contact), so that their constraints still end at round-off; with
+    /// `None` they refactorize at every solve too.
+    ///
+    /// [`Tolerance::jacobian_reuse`]: crate::stage::Tolerance::jacobian_reuse
+    /// [`Tolerance::exact_reuse`]: crate::stage::Tolerance::exact_reuse
+    pub jacobian_reuse: Option<f64>,
+    /// Multiple impacts within a step: the velocity stage as the sequence of impact problems of
+    /// `nsga.md` §9 ([`ImpactSequence`]); `None`: one velocity problem with every
+    /// position-active contact (simultaneous impacts).
+    pub impacts: Option<ImpactSequence>,
+    /// Start the position and velocity solves from each contact's last converged multipliers
+    /// (`Element::warm_start`; the first impact problem of a step only): a persistent contact
+    /// starts in its status. Changes the Newton path, not the converged solution; `false`:
+    /// every solve starts from zero multipliers.
+    pub warm_start: bool,
+    /// A position or velocity solve whose semi-smooth Newton reaches `max_iterations` hands its
+    /// contacts to a contact-space nonsmooth Gauss–Seidel ([`Stage::settle_contacts`]; e.g. a
+    /// settling granular pile, whose hyperstatic clusters make the Newton cycle) before
+    /// reporting non-convergence. Its result passes the same residual test; `false`: Newton
+    /// only.
+    ///
+    /// [`Stage::settle_contacts`]: crate::stage::Stage::settle_contacts
+    pub contact_fallback: bool,
+    /// Where the smooth stage's Newton starts (see [`SmoothStart`]). Changes the Newton path,
+    /// not the converged solution.
+    pub smooth_start: SmoothStart,
+}
+
+/// Start of the smooth stage's Newton iteration (spec §3 starts from zero accelerations and
+/// multipliers; every start converges to the same solution, to the Newton tolerance). The
+/// extrapolations use the converged smooth accelerations `v̇̃` and multipliers `λ̃` of the last
+/// accepted steps of the current step size, and fall back to fewer points after the start of a
+/// run, a step-size change, a rolled-back attempt or a topology change (multipliers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SmoothStart {
+    /// The last step's values `v̇̃_n`, `λ̃_n`.
+    Last,
+    /// The linear extrapolation `2 x_n − x_{n−1}`: error O(h²) on smooth motion.
+    Linear,
+    /// The quadratic extrapolation `3 x_n − 3 x_{n−1} + x_{n−2}` (error O(h³)) when it predicted
+    /// the step before better than the linear one — both errors measured in force units,
+    /// `M δv̇̃` and `k_s δλ̃` with `k_s = m/h` — else the linear one.
+    #[default]
+    Adaptive,
+}
+
+/// The multiple-impact sequence of the velocity stage (`nsga.md` §9, thesis Annex B §B.3).
+///
+/// Problem `i` solves the velocity jump with fresh impulses for the contacts that are closed at
+/// position level and still approaching, `ġ_N(V⁻⁻) = G_N(q_{n+1}) V⁻⁻ < −tol_v` with `V⁻⁻` the
+/// velocity reached so far, the Newton law using the updated pre-impact velocity
+/// `V⁻ = v_n + W` (`ĝ̇* = G v_{n+1} + e G(q_n) V⁻`), and the impulses of the earlier problems
+/// acting as the constant `−Σ_j G_jᵀ κΛ_j^acc`; perfectly plastic contacts that have acted
+/// stay in the later problems (see `Nsga::mark_admissible`). The sequence ends when no contact
+/// approaches, or when a problem applies no impulse;
+/// the step's impulse of a contact is the sum over the problems. No ordering and no topology
+/// analysis: a Newton's cradle of touching balls comes out as the sequence of pairwise impacts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImpactSequence {
+    /// Admissibility tolerance `tol_v` \[m/s\] (> 0): a closed contact takes part only if it
+    /// approaches faster than this. Well above the velocity error of a converged velocity
+    /// problem (so a contact the last problem closed is not admissible again) and well below
+    /// `|g| h` (so resting contacts, which the smooth predictor makes approach by `≈ |g| h`,
+    /// stay in the first problem).
+    pub tolerance: f64,
+    /// Safety cap on the impact problems of one step (≥ 1); reaching it is an error.
+    pub max_problems: usize,
+}
+
+/// Default [`ImpactSequence::tolerance`] \[m/s\]: velocity errors of converged velocity
+/// problems are ~1e-10 m/s (tolerance 1e-8 relative), resting contacts approach by
+/// `|g| h ≥ 1e-4 m/s` for `h ≥ 1e-5 s`.
+pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
+
+/// Default [`ImpactSequence::max_problems`]: a chain of `N` touching balls needs `N − 1`.
+pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
+
+impl Default for ImpactSequence {
+    fn default() -> Self {
+        Self {
+            tolerance: DEFAULT_IMPACT_TOLERANCE,
+            max_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
+        }
+    }
+}
+
+/// Default modified Newton contraction factor of [`NsgaOptions::jacobian_reuse`]. Measured
+/// (instructions per run, `benches/`): 0.25 took 4–7 % fewer than 0.5 on the rigid chains
+/// (N = 10, 100) and the flexible slider-crank, 0.1 about as many as 0.25, 0.8 up to 12 % more.
+pub const DEFAULT_JACOBIAN_REUSE: f64 = 0.25;
+
+impl Default for NsgaOptions {
+    fn default() -> Self {
+        Self {
+            h: 1e-3,
+            t_end: 1.0,
+            rho_inf: 0.8,
+            tol: 1e-8,
+            tol_f: 1e-6,
+            max_iterations: 50,
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+            adaptive: false,
+            max_halvings: 8,
+            line_search: true,
+            output_every: 1,
+            characteristic_mass: None,
+            threads: 0,
+            jacobian_reuse: Some(DEFAULT_JACOBIAN_REUSE),
+            impacts: Some(ImpactSequence::default()),
+            warm_start: true,
+            contact_fallback: true,
+            smooth_start: SmoothStart::default(),
+        }
+    }
+}
+
+impl NsgaOptions {
+    /// Check the options; the error names the option.
+    pub fn validate(&self) -> Result<(), SolveError> {
+        let bad = |option, message: String| Err(SolveError::Options { option, message });
+        if !(self.h.is_finite() && self.h > 0.0) {
+            return bad(
+                "h",
+                format!("step size must be finite and > 0, got {}", self.h),
+            );
+        }
+        if !(self.t_end.is_finite() && self.t_end >= 0.0) {
+            return bad(
+                "t_end",
+                format!("must be finite and >= 0, got {}", self.t_end),
+            );
+        }
+        if self.t_end / self.h > MAX_STEPS {
+            return bad(
+                "h",
+                format!(
+                    "t_end / h = {:.3e} steps, more than {MAX_STEPS:.0e}: a step of {:e} s for \
+                     t_end = {} s is a typo, not a simulation",
+                    self.t_end / self.h,
+                    self.h,
+                    self.t_end
+                ),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.rho_inf) {
+            return bad(
+                "rho_inf",
+                format!("must be in [0, 1], got {}", self.rho_inf),
+            );
+        }
+        if !(self.tol.is_finite() && self.tol > 0.0) {
+            return bad("tol", format!("must be finite and > 0, got {}", self.tol));
+        }
+        if !(self.tol_f.is_finite() && self.tol_f >= 0.0) {
+            return bad(
+                "tol_f",
+                format!("must be finite and >= 0, got {}", self.tol_f),
+            );
+        }
+        if self.max_iterations == 0 {
+            return bad("max_iterations", "must be >= 1".into());
+        }
+        if self.output_every == 0 {
+            return bad("output_every", "must be >= 1".into());
+        }
+        if let Some(theta) = self.jacobian_reuse {
+            if !(theta > 0.0 && theta < 1.0) {
+                return bad(
+                    "jacobian_reuse",
+                    format!("contraction factor must be in (0, 1), got {theta}"),
+                );
+            }
+        }
+        if let Some(seq) = self.impacts {
+            if !(seq.tolerance.is_finite() && seq.tolerance > 0.0) {
+                return bad(
+                    "impact_tolerance",
+                    format!("must be finite and > 0, got {}", seq.tolerance),
+                );
+            }
+            if seq.max_problems == 0 {
+                return bad("max_impact_problems", "must be >= 1".into());
+            }
+        }
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return bad("gravity", format!("must be finite, got {:?}", self.gravity));
+        }
+        if let Some(m) = self.characteristic_mass {
+            if !(m.is_finite() && m > 0.0) {
+                return bad(
+                    "characteristic_mass",
+                    format!("must be finite and > 0, got {m}"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
