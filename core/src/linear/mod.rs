@@ -375,7 +375,35 @@ impl Lu {
     /// must come with another `generation`: within one, the refactorization trusts the
     /// analyzed pattern (it checks the number of entries only).
     pub fn factorize(&mut self, a: &sprs::CsMat<f64>, generation: u64) -> Result<(), LinearError> {
+        self.factorize_fused(a, generation, None).map(|_| ())
+    }
+
+    /// [`Lu::factorize`] followed by [`Lu::solve_in_place`] of `b`, with the same result to
+    /// the bit. A refactorization along the stored pivot order applies the forward
+    /// substitution column by column as `L` is computed, saving a pass over `L` (the solve's
+    /// larger half of the memory traffic on large models).
+    pub fn factorize_solve(
+        &mut self,
+        a: &sprs::CsMat<f64>,
+        generation: u64,
+        b: &mut [f64],
+    ) -> Result<(), LinearError> {
+        if !self.factorize_fused(a, generation, Some(&mut *b))? {
+            self.solve_in_place(b)?;
+        }
+        Ok(())
+    }
+
+    /// [`Lu::factorize`]; with `b`, solved on the way where the refactorization can (returns
+    /// whether it was).
+    fn factorize_fused(
+        &mut self,
+        a: &sprs::CsMat<f64>,
+        generation: u64,
+        b: Option<&mut [f64]>,
+    ) -> Result<bool, LinearError> {
         self.analyze_pattern(a, generation, false)?;
+        let mut solved = false;
         self.factorized = false;
         if let Some(d) = self.dense.as_mut() {
             let col_ptr = a.indptr().into_raw_storage();
@@ -404,7 +432,13 @@ impl Lu {
             let col_ptr = a.indptr().into_raw_storage();
             let refactored = self.fixed.valid
                 && col_ptr.len() == self.fixed.pivots().len() + 1
-                && self.fixed.refactor(col_ptr, a.indices(), a.data()).is_ok();
+                && match self.fixed.refactor_solve(col_ptr, a.indices(), a.data(), b) {
+                    Ok(fused) => {
+                        solved = fused;
+                        true
+                    }
+                    Err(_) => false,
+                };
             // A new pattern of a stage with contacts: pivots on the diagonal first (the
             // saddle-point order is made for them), along the structure they imply; a pivot
             // search only if one of them fails.
@@ -438,7 +472,7 @@ impl Lu {
         }
         self.factorized = true;
         self.numeric_count += 1;
-        Ok(())
+        Ok(solved)
     }
 
     /// Sign and magnitude of the determinant of the last factorized matrix, from the factors:
@@ -882,6 +916,66 @@ mod tests {
         assert_eq!((lu.numeric_count, lu.pivoting_count), (4, 2));
         check(&mut lu, &build(5.5, 0.0));
         assert_eq!((lu.numeric_count, lu.pivoting_count), (5, 2));
+    }
+
+    /// `factorize_solve` gives `factorize` + `solve_in_place` to the bit: on the first
+    /// factorization (pivot search, solved after), on refactorizations along the stored order
+    /// (forward substitution fused), and on the dense path; a right-hand side of the wrong
+    /// length is refused.
+    #[test]
+    fn factorize_solve_matches_factorize_then_solve() {
+        // A chain-like banded unsymmetric matrix (the column path: no supernodes).
+        let n = 40;
+        let mut rand = uniform(7);
+        let build = |rand: &mut dyn FnMut() -> f64| {
+            let mut e = Vec::new();
+            for i in 0..n {
+                e.push((i, i, 4.0 + rand()));
+                for k in [1, 3] {
+                    if i + k < n {
+                        e.push((i, i + k, rand()));
+                        e.push((i + k, i, rand()));
+                    }
+                }
+            }
+            csc(n, &e)
+        };
+        for dense_max in [0, usize::MAX] {
+            let (mut fused, mut plain) = (
+                Lu::new().with_dense_max(dense_max),
+                Lu::new().with_dense_max(dense_max),
+            );
+            for round in 0..3 {
+                let a = build(&mut rand);
+                let b0: Vec<f64> = (0..n).map(|_| rand()).collect();
+                let (mut x, mut y) = (b0.clone(), b0.clone());
+                fused.factorize_solve(&a, 1, &mut x).unwrap();
+                plain.factorize(&a, 1).unwrap();
+                plain.solve_in_place(&mut y).unwrap();
+                assert_eq!(x, y, "round {round}, dense_max {dense_max}");
+                // And it solves: residual at round-off for this diagonally dominant matrix.
+                let mut r = b0.clone();
+                for (v, (i, j)) in a.iter() {
+                    r[i] -= v * x[j];
+                }
+                assert!(r.iter().all(|v| v.abs() < 1e-13), "{r:?}");
+            }
+            if dense_max == 0 {
+                // Rounds 1 and 2 refactorized along the stored order, where the forward
+                // substitution is fused (the column path: it reports solving).
+                assert_eq!((fused.numeric_count, fused.pivoting_count), (3, 1));
+                let a = build(&mut rand);
+                let col_ptr = a.indptr().into_raw_storage();
+                let mut b = vec![1.0; n];
+                let solved =
+                    fused
+                        .fixed
+                        .refactor_solve(col_ptr, a.indices(), a.data(), Some(&mut b));
+                assert!(matches!(solved, Ok(true)));
+            }
+            let a = build(&mut rand);
+            assert!(fused.factorize_solve(&a, 1, &mut vec![1.0; n - 1]).is_err());
+        }
     }
 
     /// A 3-D grid operator (7-point stencil, unsymmetric values, 12³ unknowns) fills its

@@ -48,6 +48,8 @@ pub(super) struct StaticLu {
     node_row: Vec<bool>,
     /// Dense work vector, zero between columns.
     x: Vec<f64>,
+    /// Forward-substitution vector of [`StaticLu::refactor_solve`] (pivot positions).
+    y: Vec<f64>,
     /// Work of [`StaticLu::factor`]: the column last reaching each pivot position and each
     /// original row, the worklist and the reached pivot positions.
     mark: Vec<usize>,
@@ -184,6 +186,8 @@ impl StaticLu {
         self.row_pos.resize(n, UNSET);
         self.x.clear();
         self.x.resize(n, 0.0);
+        self.y.clear();
+        self.y.resize(n, 0.0);
         for m in [&mut self.mark, &mut self.row_mark] {
             m.clear();
             m.resize(n, UNSET);
@@ -337,6 +341,8 @@ impl StaticLu {
         }
         self.x.clear();
         self.x.resize(n, 0.0);
+        self.y.clear();
+        self.y.resize(n, 0.0);
         // Lower neighbours i < k of each pivot position k in the symmetrized pattern (work
         // arrays kept between calls: a pattern analyzed before the steps allocates nothing).
         let mut ptr = std::mem::take(&mut self.sym_ptr);
@@ -581,6 +587,29 @@ impl StaticLu {
         rows: &[usize],
         values: &[f64],
     ) -> Result<(), PivotFailure> {
+        self.refactor_solve(col_ptr, rows, values, None).map(|_| ())
+    }
+
+    /// [`StaticLu::refactor`], and with `b` (length `n`) also `A x = b` solved in place when
+    /// the factors are on the column path: the forward substitution `L y = P b` applies each
+    /// column of `L` right after computing it, while it is still in cache, instead of reading
+    /// `L` again in [`StaticLu::solve`] (the same operations in the same order: the same
+    /// result to the bit). Returns whether `b` was solved; on failure `b` is unchanged.
+    pub(super) fn refactor_solve(
+        &mut self,
+        col_ptr: &[usize],
+        rows: &[usize],
+        values: &[f64],
+        b: Option<&mut [f64]>,
+    ) -> Result<bool, PivotFailure> {
+        let fused = !self.supernodal && b.as_ref().is_some_and(|b| b.len() == self.n);
+        if fused {
+            if let Some(b) = b.as_deref() {
+                for (yi, &r) in self.y.iter_mut().zip(&self.row_perm) {
+                    *yi = b[r];
+                }
+            }
+        }
         // Every entry of `a` lies in the stored patterns (the structural reach of its
         // pattern, or the symmetrized Cholesky pattern that contains it), so a column leaves
         // nothing in `x` outside them. `a` must have the analyzed pattern (`Lu::factorize`'s
@@ -613,10 +642,24 @@ impl StaticLu {
                 if !pivot_ok(d, big) {
                     return self.fail();
                 }
+                if fused {
+                    let yj = self.y[j];
+                    if yj != 0.0 {
+                        let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
+                        for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
+                            self.y[i as usize] -= l * yj;
+                        }
+                    }
+                }
             }
             self.u_diag[j] = d;
         }
-        Ok(())
+        if let Some(b) = b.filter(|_| fused) {
+            let mut y = std::mem::take(&mut self.y);
+            self.backward(&mut y, b);
+            self.y = y;
+        }
+        Ok(fused)
     }
 
     /// Geometry of supernode `sn`.
@@ -658,7 +701,7 @@ impl StaticLu {
     }
 
     /// Abandon the refactorization: the work arrays back to zero, the factors invalid.
-    fn fail(&mut self) -> Result<(), PivotFailure> {
+    fn fail<T>(&mut self) -> Result<T, PivotFailure> {
         self.valid = false;
         self.x.fill(0.0);
         self.sn_tmp.fill(0.0);
@@ -837,7 +880,15 @@ impl StaticLu {
                 *t = 0.0;
             }
         }
-        for j in (0..n).rev() {
+        self.backward(y, b);
+        y.fill(0.0);
+        self.x = work;
+    }
+
+    /// The backward substitution `U z = y` (`y` in pivot positions, overwritten) and
+    /// `b = Q z`.
+    fn backward(&self, y: &mut [f64], b: &mut [f64]) {
+        for j in (0..self.n).rev() {
             y[j] /= self.u_diag[j];
             let yj = y[j];
             if yj != 0.0 {
@@ -850,8 +901,6 @@ impl StaticLu {
         for (j, &c) in self.col_perm.iter().enumerate() {
             b[c] = y[j];
         }
-        y.fill(0.0);
-        self.x = work;
     }
 
     /// Capacity of the stored patterns (`L`, `U`), for tests of the storage bound.

@@ -583,16 +583,27 @@ impl Stage {
             level,
             source,
         };
-        if refactor {
-            self.factorize(cx).map_err(err)?;
-        }
         for (d, r) in self.delta.iter_mut().zip(&self.system.rhs) {
             *d = -r;
         }
-        donor
-            .unwrap_or(&mut self.lu)
-            .solve_in_place(&mut self.delta)
-            .map_err(err)?;
+        match donor {
+            // The own fresh factorization solves on the way (`Lu::factorize_solve`).
+            None if refactor => {
+                let mut delta = std::mem::take(&mut self.delta);
+                let solved = self.factorize(cx, Some(&mut delta));
+                self.delta = delta;
+                solved.map_err(err)?;
+            }
+            donor => {
+                if refactor {
+                    self.factorize(cx, None).map_err(err)?;
+                }
+                donor
+                    .unwrap_or(&mut self.lu)
+                    .solve_in_place(&mut self.delta)
+                    .map_err(err)?;
+            }
+        }
         if self.delta.iter().any(|v| !v.is_finite()) {
             return Err(SolveError::NonFinite {
                 step,
@@ -680,12 +691,15 @@ impl Stage {
     }
 
     /// Regularize the multiplier block of the assembled matrix (see [`Stage::solve`]) and
-    /// factorize it.
-    fn factorize(&mut self, cx: &StepCx) -> Result<(), LinearError> {
+    /// factorize it; with `rhs`, also solve it in place.
+    fn factorize(&mut self, cx: &StepCx, rhs: Option<&mut [f64]>) -> Result<(), LinearError> {
         self.regularize(cx);
         self.factorized_for = None;
-        self.lu
-            .factorize(&self.system.matrix, self.system.generation)?;
+        let (a, generation) = (&self.system.matrix, self.system.generation);
+        match rhs {
+            Some(b) => self.lu.factorize_solve(a, generation, b)?,
+            None => self.lu.factorize(a, generation)?,
+        }
         self.factorized_for = Some(MatrixFactors::of(cx));
         Ok(())
     }
