@@ -143,6 +143,19 @@ type Pos = u32;
 /// Largest order the factors index ([`Pos`]).
 pub(super) const MAX_ORDER: usize = Pos::MAX as usize;
 
+/// One column of the forward substitution `L y = P b` on the column path: `y_i −= L_ij y_j`
+/// over column `j` of `L` (`y_j` final once the columns before it are applied).
+#[inline]
+fn forward_column(l_ptr: &[usize], l_idx: &[Pos], l_val: &[f64], y: &mut [f64], j: usize) {
+    let yj = y[j];
+    if yj != 0.0 {
+        let (a, b) = (l_ptr[j], l_ptr[j + 1]);
+        for (&i, &l) in l_idx[a..b].iter().zip(&l_val[a..b]) {
+            y[i as usize] -= l * yj;
+        }
+    }
+}
+
 impl StaticLu {
     /// Factorize `P A Q = L U` of the square CSC matrix `a` (`col_ptr`, `rows` sorted or not,
     /// `values`) along the column order `col_perm`, choosing each pivot by threshold partial
@@ -643,13 +656,7 @@ impl StaticLu {
                     return self.fail();
                 }
                 if fused {
-                    let yj = self.y[j];
-                    if yj != 0.0 {
-                        let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
-                        for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                            self.y[i as usize] -= l * yj;
-                        }
-                    }
+                    forward_column(&self.l_ptr, &self.l_idx, &self.l_val, &mut self.y, j);
                 }
             }
             self.u_diag[j] = d;
@@ -841,13 +848,7 @@ impl StaticLu {
         }
         if !self.supernodal {
             for j in 0..n {
-                let yj = y[j];
-                if yj != 0.0 {
-                    let (a, b) = (self.l_ptr[j], self.l_ptr[j + 1]);
-                    for (&i, &l) in self.l_idx[a..b].iter().zip(&self.l_val[a..b]) {
-                        y[i as usize] -= l * yj;
-                    }
-                }
+                forward_column(&self.l_ptr, &self.l_idx, &self.l_val, y, j);
             }
         }
         // Forward: supernode by supernode (dense columns, one scattered update per shared row).
