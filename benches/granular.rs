@@ -8,9 +8,10 @@
 //! separately on the same states) and the final kinetic energy and highest centre.
 //!
 //! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous] [--cold]
-//! [--tol=X]` (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per step, no impact
-//! sequence; `--cold`: no warm start of the contact multipliers; `--tol`: Newton tolerance,
-//! default 1e-8 — the peers' NSGS runs at 1e-4).
+//! [--gauss-seidel] [--tol=X]` (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per
+//! step, no impact sequence; `--cold`: no warm start of the contact multipliers;
+//! `--gauss-seidel`: `ContactSolver::GaussSeidel`; `--tol`: Newton tolerance, default 1e-8 —
+//! the peers' NSGS runs at 1e-4).
 
 mod common;
 #[path = "scenes/granular_column.rs"]
@@ -43,6 +44,11 @@ fn main() {
             NsgaOptions::default().impacts
         },
         warm_start: !std::env::args().any(|a| a == "--cold"),
+        contact_solver: if std::env::args().any(|a| a == "--gauss-seidel") {
+            ContactSolver::GaussSeidel
+        } else {
+            ContactSolver::Newton
+        },
         tol: common::tolerance(),
         ..NsgaOptions::default()
     };

@@ -2,9 +2,9 @@
 //! write HDF5 results, with a progress bar and a one-line summary.
 
 use saltus_core::Level;
-use saltus_io::model_file::ImpactMode;
+use saltus_io::model_file::{ContactSolverMode, ImpactMode};
 use saltus_io::{load_model, parse_str, Format, Hdf5Sink, IoError, ModelFile, SimulationSettings};
-use saltus_solvers::{ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
+use saltus_solvers::{ContactSolver, ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -258,6 +258,10 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
         },
         warm_start: sim.warm_start,
         contact_fallback: sim.contact_fallback,
+        contact_solver: match sim.contact_solver {
+            ContactSolverMode::Newton => ContactSolver::Newton,
+            ContactSolverMode::GaussSeidel => ContactSolver::GaussSeidel,
+        },
         ..NsgaOptions::default()
     }
 }

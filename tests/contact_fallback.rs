@@ -123,3 +123,62 @@ fn settled_pile_runs_through_with_the_fallback() {
     eprintln!("largest penetration {worst:e} m");
     assert!(worst < 1e-7, "penetration {worst:e} m");
 }
+
+/// `ContactSolver::GaussSeidel` on the forming pile of the first test: every correction with
+/// contacts is settled by the Gauss–Seidel first, which passes the same residual test, so the
+/// motion agrees with the Newton run to the same bound.
+#[test]
+fn gauss_seidel_first_reproduces_newton_on_a_forming_pile() {
+    let (newton, _, _) = run(8, 0.3, options()).unwrap();
+    let first = NsgaOptions {
+        contact_solver: ContactSolver::GaussSeidel,
+        ..options()
+    };
+    let (settled, summary, _) = run(8, 0.3, first).unwrap();
+    let count = [
+        summary.stage("position").settled,
+        summary.stage("velocity").settled,
+    ];
+    eprintln!("settled solves (position, velocity): {count:?}");
+    assert!(count[0] > 0 && count[1] > 0, "{count:?}");
+    let worst = newton
+        .iter()
+        .zip(&settled)
+        .map(|(a, b)| (a.x - b.x).amax().max((a.v - b.v).amax() * H))
+        .fold(0.0, f64::max);
+    eprintln!("largest difference {worst:e} m");
+    // As in the first test: both pass the residual test at tol = 1e-8.
+    assert!(worst < 1e-7, "the runs differ by {worst:e} m");
+}
+
+/// The settling pile of the second test (27 spheres, tol 1e-5) with the Gauss–Seidel first:
+/// it runs through, the Gauss–Seidel settles the solves (the Newton finishes few), and the
+/// spheres neither penetrate each other nor the box.
+#[test]
+fn gauss_seidel_first_runs_the_settling_pile() {
+    let opts = NsgaOptions {
+        tol: 1e-5,
+        contact_solver: ContactSolver::GaussSeidel,
+        ..options()
+    };
+    let (nodes, summary, half) = run(27, 0.6, opts).unwrap();
+    let (p, v) = (summary.stage("position"), summary.stage("velocity"));
+    eprintln!(
+        "settled solves (position, velocity): {:?}, Newton iterations {:?}",
+        [p.settled, v.settled],
+        [p.iterations, v.iterations]
+    );
+    assert!(p.settled > 0 && v.settled > 0);
+    // Bound as in the second test (the position rows' residual test, ≈ 2e-8 m).
+    let mut worst: f64 = 0.0;
+    for (i, a) in nodes.iter().enumerate() {
+        worst = worst.max(R - a.x.z);
+        worst = worst.max(a.x.x.abs() + R - half);
+        worst = worst.max(a.x.y.abs() + R - half);
+        for b in &nodes[i + 1..] {
+            worst = worst.max(2.0 * R - (a.x - b.x).norm());
+        }
+    }
+    eprintln!("largest penetration {worst:e} m");
+    assert!(worst < 1e-7, "penetration {worst:e} m");
+}

@@ -117,6 +117,33 @@ fn switch_settings_reach_the_solver() {
     }
 }
 
+/// `[simulation] contact_solver`: Newton by default as in the solver, `"gauss_seidel"` reaches
+/// it, anything else is refused naming the key.
+#[test]
+fn contact_solver_setting_reaches_the_solver() {
+    use saltus::io::model_file::SimulationSettings;
+    let node = "[[nodes]]\nname = \"a\"\nkind = \"frame\"\nposition = [0.0, 0.0, 0.0]\n";
+    let solver = |sim: &SimulationSettings| {
+        saltus::driver::nsga_options(sim, &Default::default()).contact_solver
+    };
+    assert_eq!(NsgaOptions::default().contact_solver, ContactSolver::Newton);
+    assert_eq!(
+        solver(&SimulationSettings::default()),
+        ContactSolver::Newton
+    );
+    for (value, want) in [
+        ("newton", ContactSolver::Newton),
+        ("gauss_seidel", ContactSolver::GaussSeidel),
+    ] {
+        let text = format!("[simulation]\ncontact_solver = \"{value}\"\n{node}");
+        let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
+        assert_eq!(solver(&file.simulation), want, "{value}");
+    }
+    let bad = format!("[simulation]\ncontact_solver = \"jacobi\"\n{node}");
+    let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
+    assert!(err.to_string().contains("contact_solver"), "{err}");
+}
+
 /// `[simulation] jacobian_reuse`: the model-file default is the solver's, 0 selects full Newton,
 /// any other value is the solver's contraction factor.
 #[test]

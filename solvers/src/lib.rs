@@ -11,7 +11,7 @@ pub mod statics;
 
 pub use error::SolveError;
 pub use nsga::{
-    Coefficients, ImpactSequence, Nsga, NsgaOptions, RunSummary, SmoothStart,
+    Coefficients, ContactSolver, ImpactSequence, Nsga, NsgaOptions, RunSummary, SmoothStart,
     DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS, NSGA_STAGES,
 };
 pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};

@@ -8,8 +8,8 @@ mod options;
 mod summary;
 
 pub use options::{
-    Coefficients, ImpactSequence, NsgaOptions, SmoothStart, DEFAULT_IMPACT_TOLERANCE,
-    DEFAULT_JACOBIAN_REUSE, DEFAULT_MAX_IMPACT_PROBLEMS, MAX_STEPS,
+    Coefficients, ContactSolver, ImpactSequence, NsgaOptions, SmoothStart,
+    DEFAULT_IMPACT_TOLERANCE, DEFAULT_JACOBIAN_REUSE, DEFAULT_MAX_IMPACT_PROBLEMS, MAX_STEPS,
 };
 pub use summary::RunSummary;
 
@@ -382,6 +382,7 @@ impl Nsga {
             exact_reuse: false,
             first_order_constraints: false,
             contact_fallback: self.opts.contact_fallback,
+            contacts_first: self.opts.contact_solver == ContactSolver::GaussSeidel,
         }
     }
 

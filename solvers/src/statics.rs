@@ -448,6 +448,7 @@ impl<'o> StaticSolve<'o> {
             first_order_constraints: false,
             // A static stage has no contact rows.
             contact_fallback: false,
+            contacts_first: false,
         };
         let layout = OutputLayout::for_model(model, &[STATIC_STAGE]);
         let values = vec![0.0; layout.n_element_values];

@@ -14,6 +14,7 @@
 //! ```
 
 mod assembly;
+mod blocks;
 mod newton;
 mod settle;
 
@@ -76,6 +77,10 @@ pub struct Tolerance {
     /// the contact-space Gauss–Seidel of [`Stage::settle_contacts`] before reporting
     /// non-convergence; `false`: Newton only.
     pub contact_fallback: bool,
+    /// A position or velocity stage with contacts whose start point does not pass the test
+    /// settles its contacts by [`Stage::settle_contacts`] first, and continues with Newton only
+    /// if that does not pass (NSGA's `ContactSolver::GaussSeidel`).
+    pub contacts_first: bool,
 }
 
 impl Default for Tolerance {
@@ -92,6 +97,7 @@ impl Default for Tolerance {
             exact_reuse: false,
             first_order_constraints: false,
             contact_fallback: false,
+            contacts_first: false,
         }
     }
 }

@@ -171,6 +171,8 @@ impl Stage {
         let mut reused = 0;
         let mut rejected = 0;
         self.memos_at_solution = false;
+        // The contact-space Gauss–Seidel first (`Tolerance::contacts_first`), once.
+        let mut settle_first = tol.contacts_first && self.has_contacts;
         let result = loop {
             let residual_only = backtracking || start_check || check_first || reuse;
             // The correction that led to this point was made with a reused matrix.
@@ -247,6 +249,21 @@ impl Stage {
                     self.first_order_backoff = 1;
                 }
                 break (it, norm);
+            }
+            if settle_first {
+                settle_first = false;
+                if let Some(norm) =
+                    self.settle_contacts(model, state, cx, tol, step, smooth, &mut update)?
+                {
+                    self.memos_at_solution = true;
+                    break (it, norm);
+                }
+                // Not passed: Newton from the point the sweeps reached, judged afresh.
+                start_check = true;
+                reuse = false;
+                probing = false;
+                prev_norm = f64::INFINITY;
+                continue;
             }
             if first_order_step {
                 first_order_step = false;

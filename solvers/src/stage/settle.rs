@@ -32,6 +32,7 @@
 //! Allocates (it runs only after a Newton failure); contacts with rolling or spinning
 //! resistance are not handled (the stage's error is then returned).
 
+use super::blocks::BlockInverse;
 use super::{residual_tolerance, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
@@ -154,12 +155,20 @@ impl Stage {
                 level: cx.level,
                 source,
             };
-            lu.factorize(&self.system.matrix, self.system.generation)
-                .map_err(linear)?;
+            // Block diagonal (no element couples two nodes): inverted block by block, and
+            // each `Y_e` costs its own nodes' blocks. Else one sparse LU, and `Y_e` three
+            // solves over all unknowns.
+            let blocks = BlockInverse::new(&self.system.matrix);
             for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
                 *d = -r;
             }
-            lu.solve_in_place(&mut delta).map_err(linear)?;
+            if let Some(blocks) = &blocks {
+                blocks.solve_in_place(&mut delta);
+            } else {
+                lu.factorize(&self.system.matrix, self.system.generation)
+                    .map_err(linear)?;
+                lu.solve_in_place(&mut delta).map_err(linear)?;
+            }
 
             // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
             entries.clear();
@@ -177,21 +186,33 @@ impl Stage {
                     .filter(|&(_, &g)| g != FIXED && g < nd)
                     .map(|(j, &g)| (g, [0, 1, 2].map(|k| e.jacobian[(k, j)])))
                     .collect();
-                let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
-                for (k, y) in ys.iter_mut().enumerate() {
-                    column.fill(0.0);
-                    for &(g, gj) in &jacobian {
-                        column[g] += gj[k];
+                let mut y = Vec::new();
+                if let Some(blocks) = &blocks {
+                    blocks.apply3(&jacobian, &mut y);
+                } else {
+                    let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
+                    for (k, yk) in ys.iter_mut().enumerate() {
+                        column.fill(0.0);
+                        for &(g, gj) in &jacobian {
+                            column[g] += gj[k];
+                        }
+                        lu.solve_in_place(&mut column).map_err(linear)?;
+                        yk.clone_from(&column);
                     }
-                    lu.solve_in_place(&mut column).map_err(linear)?;
-                    y.clone_from(&column);
+                    y.extend(
+                        (0..n)
+                            .filter(|&i| ys.iter().any(|y| y[i] != 0.0))
+                            .map(|i| (i, [ys[0][i], ys[1][i], ys[2][i]])),
+                    );
                 }
-                let y: Vec<(usize, [f64; 3])> = (0..n)
-                    .filter(|&i| ys.iter().any(|y| y[i] != 0.0))
-                    .map(|i| (i, [ys[0][i], ys[1][i], ys[2][i]]))
-                    .collect();
-                let w =
-                    Matrix3::from_fn(|k, l| jacobian.iter().map(|&(g, gj)| gj[k] * ys[l][g]).sum());
+                let y_at = |g: usize, l: usize| {
+                    y.iter()
+                        .find(|&&(i, _)| i == g)
+                        .map_or(0.0, |&(_, yi)| yi[l])
+                };
+                let w = Matrix3::from_fn(|k, l| {
+                    jacobian.iter().map(|&(g, gj)| gj[k] * y_at(g, l)).sum()
+                });
                 let (m0, m) = self.system.mult_range[ie];
                 let lam = &self.mult[m0..m0 + m.min(3)];
                 let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
@@ -346,6 +367,10 @@ fn local_solve(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64, r0: &Vector3<f64>) -
             return r;
         }
     }
+    if let Some(r) = slip_by_direction(w, c, mu) {
+        return r;
+    }
+
     let norm = (0..3)
         .map(|i| w.row(i).iter().map(|v| v.abs()).sum::<f64>())
         .fold(0.0, f64::max);
@@ -365,6 +390,54 @@ fn local_solve(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64, r0: &Vector3<f64>) -
         }
     }
     r
+}
+
+/// Secant iterations on the slip direction before [`local_solve`] falls back to the projected
+/// iteration (a sphere's contact settles in one or two).
+const MAX_DIRECTION: usize = 30;
+
+/// [`local_solve`]'s slip branch as a root of one equation in the slip angle `θ`: with
+/// `d = (cos θ, sin θ)` and `r = r_N (1, −μ d)`, Signorini's `ḡ_N = 0` gives
+/// `r_N = −c_N / (W (1, −μ d))_N`, and the answer is the `θ` at which the tangential gap `ḡ_T`
+/// of that `r` lies along `d` (`F(θ) = ḡ_T × d = 0`, slip opposing `r_T`), found by the secant
+/// method from `θ₀ = ∠c_T` and `θ₁ = ∠ḡ_T(θ₀)`. When `W`'s tangential block is isotropic and
+/// uncoupled from the normal one (a sphere's contact through its centre) `θ₀` is the answer.
+/// `None` when it does not settle within [`MAX_DIRECTION`] or leaves the slip branch
+/// (`r_N ≤ 0`, `ḡ_T` against `d`).
+fn slip_by_direction(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64) -> Option<Vector3<f64>> {
+    if mu.is_nan() || mu <= 0.0 || c[1] == 0.0 && c[2] == 0.0 {
+        return None;
+    }
+    // `r`, `ḡ` and `F` at angle `θ`.
+    let at = |theta: f64| {
+        let (sin, cos) = theta.sin_cos();
+        let u = Vector3::new(1.0, -mu * cos, -mu * sin);
+        let wu = w * u;
+        let rn = -c[0] / wu[0];
+        let g = c + rn * wu;
+        (rn * u, g, g[2] * cos - g[1] * sin)
+    };
+    let mut t0 = c[2].atan2(c[1]);
+    let (_, g0, mut f0) = at(t0);
+    let mut t1 = g0[2].atan2(g0[1]);
+    for _ in 0..MAX_DIRECTION {
+        let (r, g, f1) = at(t1);
+        if !(r[0] > 0.0 && f1.is_finite()) {
+            return None;
+        }
+        let step = if f1 == 0.0 || f1 == f0 {
+            0.0
+        } else {
+            f1 * (t1 - t0) / (f1 - f0)
+        };
+        if step.abs() <= 1e-15 * (1.0 + t1.abs()) {
+            let (sin, cos) = t1.sin_cos();
+            return (g[1] * cos + g[2] * sin > 0.0).then_some(r);
+        }
+        (t0, f0) = (t1, f1);
+        t1 -= step;
+    }
+    None
 }
 
 #[cfg(test)]
