@@ -64,16 +64,28 @@ struct Entry {
     mult: usize,
     /// Gaps at the linearization point.
     gaps: Vector3<f64>,
-    /// `G_e` on the free node unknowns: (global unknown, its column of `G_e`).
-    jacobian: Vec<(usize, [f64; 3])>,
+    /// `G_e` on the free node unknowns: its range of [`Rows::jacobian`].
+    jacobian: (usize, usize),
     /// Friction coefficient.
     mu: f64,
-    /// `Y_e = A⁻¹ G_eᵀ`, its nonzero entries (global index, three columns).
-    y: Vec<(usize, [f64; 3])>,
+    /// `Y_e = A⁻¹ G_eᵀ`: its range of [`Rows::y`].
+    y: (usize, usize),
     /// Delassus block `W_ee = G_e Y_e`.
     w: Matrix3<f64>,
+    /// `W_ee⁻¹` (`None`: singular), for the stick branch.
+    w_inv: Option<Matrix3<f64>>,
     /// Reaction `r_e = κλ_e`.
     r: Vector3<f64>,
+}
+
+/// The sparse rows of every contact's `G_e` and `Y_e`, one array each (contiguous for the
+/// sweeps): `(global unknown, [three columns])`.
+#[derive(Default)]
+struct Rows {
+    /// `G_e`'s columns on the free node unknowns.
+    jacobian: Vec<(usize, [f64; 3])>,
+    /// `Y_e = A⁻¹ G_eᵀ`, its nonzero rows.
+    y: Vec<(usize, [f64; 3])>,
 }
 
 impl Stage {
@@ -135,6 +147,7 @@ impl Stage {
         let mut delta = vec![0.0; n];
         let mut column = vec![0.0; n];
         let mut entries: Vec<Entry> = Vec::with_capacity(contacts.len());
+        let mut rows = Rows::default();
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -172,6 +185,8 @@ impl Stage {
 
             // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
             entries.clear();
+            rows.jacobian.clear();
+            rows.y.clear();
             for &ie in contacts {
                 let Some(e) = self.linearize(model, state, cx, smooth, ie, step)? else {
                     continue;
@@ -180,31 +195,35 @@ impl Stage {
                     return Ok(None);
                 }
                 // Columns of `G_e` on the free node unknowns (fixed nodes have none).
-                let jacobian: Vec<(usize, [f64; 3])> = self.system.element_dofs(ie)[..e.n]
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &g)| g != FIXED && g < nd)
-                    .map(|(j, &g)| (g, [0, 1, 2].map(|k| e.jacobian[(k, j)])))
-                    .collect();
-                let mut y = Vec::new();
+                let j0 = rows.jacobian.len();
+                rows.jacobian.extend(
+                    self.system.element_dofs(ie)[..e.n]
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &g)| g != FIXED && g < nd)
+                        .map(|(j, &g)| (g, [0, 1, 2].map(|k| e.jacobian[(k, j)]))),
+                );
+                let jacobian = &rows.jacobian[j0..];
+                let y0 = rows.y.len();
                 if let Some(blocks) = &blocks {
-                    blocks.apply3(&jacobian, &mut y);
+                    blocks.apply3(jacobian, &mut rows.y);
                 } else {
                     let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
                     for (k, yk) in ys.iter_mut().enumerate() {
                         column.fill(0.0);
-                        for &(g, gj) in &jacobian {
+                        for &(g, gj) in jacobian {
                             column[g] += gj[k];
                         }
                         lu.solve_in_place(&mut column).map_err(linear)?;
                         yk.clone_from(&column);
                     }
-                    y.extend(
+                    rows.y.extend(
                         (0..n)
                             .filter(|&i| ys.iter().any(|y| y[i] != 0.0))
                             .map(|i| (i, [ys[0][i], ys[1][i], ys[2][i]])),
                     );
                 }
+                let y = &rows.y[y0..];
                 let y_at = |g: usize, l: usize| {
                     y.iter()
                         .find(|&&(i, _)| i == g)
@@ -216,16 +235,17 @@ impl Stage {
                 let (m0, m) = self.system.mult_range[ie];
                 let lam = &self.mult[m0..m0 + m.min(3)];
                 let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
-                for &(i, yi) in &y {
+                for &(i, yi) in y {
                     delta[i] += yi[0] * r[0] + yi[1] * r[1] + yi[2] * r[2];
                 }
                 entries.push(Entry {
                     mult: nd + m0,
                     gaps: e.gaps,
-                    jacobian,
+                    jacobian: (j0, rows.jacobian.len()),
                     mu: e.friction,
-                    y,
+                    y: (y0, rows.y.len()),
                     w,
+                    w_inv: w.try_inverse(),
                     r,
                 });
             }
@@ -239,7 +259,7 @@ impl Stage {
                 let mut still = false;
                 for _ in 0..batch {
                     done += 1;
-                    if !sweep(&mut entries, &mut delta) {
+                    if !sweep(&mut entries, &rows, &mut delta) {
                         break;
                     }
                     still = true;
@@ -308,22 +328,22 @@ impl Stage {
     }
 }
 
-/// One Gauss–Seidel sweep over `entries` in order, updating `δ`; `false` when the largest
+/// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ`; `false` when the largest
 /// reaction change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged).
-fn sweep(entries: &mut [Entry], delta: &mut [f64]) -> bool {
+fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> bool {
     let (mut change, mut size) = (0.0f64, 0.0f64);
     for e in entries.iter_mut() {
         let mut g = e.gaps;
-        for &(i, gi) in &e.jacobian {
+        for &(i, gi) in &rows.jacobian[e.jacobian.0..e.jacobian.1] {
             for k in 0..3 {
                 g[k] += gi[k] * delta[i];
             }
         }
         let c = g - e.w * e.r;
-        let r = local_solve(&e.w, &c, e.mu, &e.r);
+        let r = local_solve(&e.w, e.w_inv.as_ref(), &c, e.mu, &e.r);
         let dr = r - e.r;
         if dr != Vector3::zeros() {
-            for &(i, yi) in &e.y {
+            for &(i, yi) in &rows.y[e.y.0..e.y.1] {
                 delta[i] += yi[0] * dr[0] + yi[1] * dr[1] + yi[2] * dr[2];
             }
         }
@@ -354,13 +374,20 @@ fn project(r: &Vector3<f64>, mu: f64) -> Vector3<f64> {
 /// One contact's Signorini–Coulomb problem with the others frozen: find `r ∈ K_μ` with
 /// `ḡ = c + W r`, `0 ≤ r_N ⊥ ḡ_N ≥ 0`, and stick (`ḡ_T = 0`) or slip
 /// (`r_T = −μ r_N ḡ_T/‖ḡ_T‖`). Tried in order: open (`r = 0`, valid when `c_N ≥ 0`), stick
-/// (`r = −W⁻¹c` inside the cone), else slip by the projected fixed point of De Saxcé's
-/// bipotential, `r ← P_K(r − ρ(ḡ + μ‖ḡ_T‖ e_N))`, `ρ = 1/‖W‖_∞ ≤ 1/λ_max(W)`, from `r0`.
-fn local_solve(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64, r0: &Vector3<f64>) -> Vector3<f64> {
+/// (`r = −W⁻¹c` inside the cone, `w_inv = W⁻¹`), slip along one direction
+/// ([`slip_by_direction`]), else slip by the projected fixed point of De Saxcé's bipotential,
+/// `r ← P_K(r − ρ(ḡ + μ‖ḡ_T‖ e_N))`, `ρ = 1/‖W‖_∞ ≤ 1/λ_max(W)`, from `r0`.
+fn local_solve(
+    w: &Matrix3<f64>,
+    w_inv: Option<&Matrix3<f64>>,
+    c: &Vector3<f64>,
+    mu: f64,
+    r0: &Vector3<f64>,
+) -> Vector3<f64> {
     if c[0] >= 0.0 {
         return Vector3::zeros();
     }
-    if let Some(inv) = w.try_inverse() {
+    if let Some(inv) = w_inv {
         let r = -(inv * c);
         let t = (r[1] * r[1] + r[2] * r[2]).sqrt();
         if r[0] > 0.0 && t <= mu * r[0] {
@@ -465,6 +492,39 @@ mod tests {
         }
     }
 
+    /// A sphere's contact (`W` diagonal with isotropic tangential block): the slip answer in
+    /// closed form, `r_N = −c_N/W_NN`, `r_T = −μ r_N c_T/‖c_T‖`, from the secant's first step; a
+    /// slightly coupled `W` (off-diagonal 1e-3 of the diagonal, as in the granular pile)
+    /// slips along the final `ḡ_T`.
+    #[test]
+    fn slip_along_one_direction() {
+        let mut rng = Rng::new(17);
+        for _ in 0..200 {
+            let (wn, wt) = (1.0 + rng.uniform().abs(), 2.0 + rng.uniform().abs());
+            let w = Matrix3::from_diagonal(&Vector3::new(wn, wt, wt));
+            // Slipping: |c_T| well beyond what a stick reaction in the cone can cancel.
+            let c = Vector3::new(-0.5 - 0.4 * rng.uniform().abs(), 3.0 * rng.uniform(), 3.0);
+            let mu = 0.3;
+            let r = slip_by_direction(&w, &c, mu).expect("slip");
+            let rn = -c[0] / wn;
+            let ct = c[1].hypot(c[2]);
+            let want = Vector3::new(rn, -mu * rn * c[1] / ct, -mu * rn * c[2] / ct);
+            // Round-off of a few operations on O(1) values.
+            assert!((r - want).amax() <= 1e-14, "{r:?} vs {want:?}");
+
+            let coupling = Matrix3::from_fn(|_, _| 1e-3 * rng.uniform());
+            let w = w + coupling + coupling.transpose();
+            let r = slip_by_direction(&w, &c, mu).expect("slip");
+            let g = c + w * r;
+            let (gt, rt) = (g[1].hypot(g[2]), r[1].hypot(r[2]));
+            // Signorini to round-off, on the cone, and r_T against ḡ_T (secant stopped at a
+            // step of 1e-15 rad).
+            assert!(g[0].abs() <= 1e-14, "{g:?}");
+            assert!((rt - mu * r[0]).abs() <= 1e-14, "{r:?}");
+            assert!((r[1] * g[1] + r[2] * g[2] + rt * gt).abs() <= 1e-12 * rt * gt);
+        }
+    }
+
     /// The local problem's answer obeys Signorini and Coulomb for positive definite `W`:
     /// `r ∈ K_μ`, `ḡ = c + W r`, `r_N ḡ_N = 0`, `ḡ_N ≥ 0`; stick inside the cone (`ḡ_T = 0`),
     /// slip on its boundary with `ḡ_T` opposite to `r_T`.
@@ -477,7 +537,7 @@ mod tests {
                 let a = Matrix3::from_fn(|_, _| rng.uniform());
                 let w = a.transpose() * a + Matrix3::identity() * 0.5;
                 let c = random3(&mut rng, 1.0);
-                let r = local_solve(&w, &c, mu, &Vector3::zeros());
+                let r = local_solve(&w, w.try_inverse().as_ref(), &c, mu, &Vector3::zeros());
                 let g = c + w * r;
                 let (rt, gt) = (r[1].hypot(r[2]), g[1].hypot(g[2]));
                 // The slip branch is a contracting fixed point stopped at 1e-15 relative change
