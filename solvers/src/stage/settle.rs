@@ -11,7 +11,8 @@
 //! contacts (Jean and Moreau's NSGS, the default solver of Siconos) needs no regularity: each
 //! contact solves its own Signorini–Coulomb problem exactly with the others' reactions frozen.
 //! It converges linearly, often slowly (hundreds to thousands of sweeps in a settled pile), so
-//! it is a fallback, not the default.
+//! it is a fallback, not the default — except for granular models at moderate tolerances,
+//! where `Tolerance::contacts_first` (NSGA's `ContactSolver::GaussSeidel`) runs it first.
 //!
 //! # Method
 //!
@@ -29,8 +30,13 @@
 //! Newton would accept. Sweeps that converge without passing (position level: the gaps are
 //! nonlinear in `q`) start a new linearization at the iterate reached.
 //!
-//! Allocates (it runs only after a Newton failure); contacts with rolling or spinning
-//! resistance are not handled (the stage's error is then returned).
+//! When `A` is block diagonal (no element couples two nodes: free bodies) it is inverted block
+//! by block ([`BlockInverse`]) and `Y_e` touches only the contact's node blocks; otherwise one
+//! sparse LU, and three solves over all unknowns per contact.
+//!
+//! Allocates (its work arrays are built per call: a step that settles its contacts allocates,
+//! which a granular model's changing contact set does anyway); contacts with rolling or
+//! spinning resistance are not handled (the stage's error is then returned).
 
 use super::blocks::BlockInverse;
 use super::{residual_tolerance, Stage, Tolerance};
@@ -397,7 +403,6 @@ fn local_solve(
     if let Some(r) = slip_by_direction(w, c, mu) {
         return r;
     }
-
     let norm = (0..3)
         .map(|i| w.row(i).iter().map(|v| v.abs()).sum::<f64>())
         .fold(0.0, f64::max);
@@ -423,46 +428,57 @@ fn local_solve(
 /// iteration (a sphere's contact settles in one or two).
 const MAX_DIRECTION: usize = 30;
 
-/// [`local_solve`]'s slip branch as a root of one equation in the slip angle `θ`: with
-/// `d = (cos θ, sin θ)` and `r = r_N (1, −μ d)`, Signorini's `ḡ_N = 0` gives
-/// `r_N = −c_N / (W (1, −μ d))_N`, and the answer is the `θ` at which the tangential gap `ḡ_T`
-/// of that `r` lies along `d` (`F(θ) = ḡ_T × d = 0`, slip opposing `r_T`), found by the secant
-/// method from `θ₀ = ∠c_T` and `θ₁ = ∠ḡ_T(θ₀)`. When `W`'s tangential block is isotropic and
-/// uncoupled from the normal one (a sphere's contact through its centre) `θ₀` is the answer.
+/// [`local_solve`]'s slip branch as a root of one equation in the slip direction: with the unit
+/// direction `d(φ) = cos φ d₀ + sin φ d₀^⊥` (`d₀ = c_T/‖c_T‖`) and `r = r_N (1, −μ d)`,
+/// Signorini's `ḡ_N = 0` gives `r_N = −c_N / (W (1, −μ d))_N`, and the answer is the `φ` at
+/// which the tangential gap `ḡ_T` of that `r` lies along `d` (`F(φ) = d × ḡ_T = 0`, slip
+/// opposing `r_T`), found by the secant method from `φ₀ = 0` and `φ₁ = ∠(d₀, ḡ_T(0))`. When
+/// `W`'s tangential block is isotropic and uncoupled from the normal one (a sphere's contact
+/// through its centre) `φ₀` is the answer, and `d₀` is used as it is: a problem symmetric about
+/// a plane (`c_T` and `W` without out-of-plane components) gets an exactly in-plane answer,
+/// as from the projected iteration (angles measured from a fixed axis would not: `sin π ≠ 0`
+/// in floating point, and an out-of-plane reaction of 1e-16 grows in an unstable mode).
 /// `None` when it does not settle within [`MAX_DIRECTION`] or leaves the slip branch
 /// (`r_N ≤ 0`, `ḡ_T` against `d`).
 fn slip_by_direction(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64) -> Option<Vector3<f64>> {
-    if mu.is_nan() || mu <= 0.0 || c[1] == 0.0 && c[2] == 0.0 {
+    let ct = c[1].hypot(c[2]);
+    if mu.is_nan() || mu <= 0.0 || ct == 0.0 {
         return None;
     }
-    // `r`, `ḡ` and `F` at angle `θ`.
-    let at = |theta: f64| {
-        let (sin, cos) = theta.sin_cos();
-        let u = Vector3::new(1.0, -mu * cos, -mu * sin);
+    let d0 = [c[1] / ct, c[2] / ct];
+    let p0 = [-d0[1], d0[0]];
+    // `d`, `r`, `ḡ` and `F` at `φ` (`φ = 0`: `d₀` exactly).
+    let at = |phi: f64| {
+        let (sin, cos) = if phi == 0.0 {
+            (0.0, 1.0)
+        } else {
+            phi.sin_cos()
+        };
+        let d = [cos * d0[0] + sin * p0[0], cos * d0[1] + sin * p0[1]];
+        let u = Vector3::new(1.0, -mu * d[0], -mu * d[1]);
         let wu = w * u;
         let rn = -c[0] / wu[0];
         let g = c + rn * wu;
-        (rn * u, g, g[2] * cos - g[1] * sin)
+        (d, rn * u, g, d[0] * g[2] - d[1] * g[1])
     };
-    let mut t0 = c[2].atan2(c[1]);
-    let (_, g0, mut f0) = at(t0);
-    let mut t1 = g0[2].atan2(g0[1]);
+    let (_, _, g0, mut f0) = at(0.0);
+    let mut phi0 = 0.0;
+    let mut phi1 = (d0[0] * g0[2] - d0[1] * g0[1]).atan2(d0[0] * g0[1] + d0[1] * g0[2]);
     for _ in 0..MAX_DIRECTION {
-        let (r, g, f1) = at(t1);
+        let (d, r, g, f1) = at(phi1);
         if !(r[0] > 0.0 && f1.is_finite()) {
             return None;
         }
         let step = if f1 == 0.0 || f1 == f0 {
             0.0
         } else {
-            f1 * (t1 - t0) / (f1 - f0)
+            f1 * (phi1 - phi0) / (f1 - f0)
         };
-        if step.abs() <= 1e-15 * (1.0 + t1.abs()) {
-            let (sin, cos) = t1.sin_cos();
-            return (g[1] * cos + g[2] * sin > 0.0).then_some(r);
+        if step.abs() <= 1e-15 * (1.0 + phi1.abs()) {
+            return (g[1] * d[0] + g[2] * d[1] > 0.0).then_some(r);
         }
-        (t0, f0) = (t1, f1);
-        t1 -= step;
+        (phi0, f0) = (phi1, f1);
+        phi1 -= step;
     }
     None
 }
@@ -522,6 +538,25 @@ mod tests {
             assert!(g[0].abs() <= 1e-14, "{g:?}");
             assert!((rt - mu * r[0]).abs() <= 1e-14, "{r:?}");
             assert!((r[1] * g[1] + r[2] * g[2] + rt * gt).abs() <= 1e-12 * rt * gt);
+        }
+    }
+
+    /// A problem symmetric about a plane — `c_T` along one tangent, `W` without coupling to the
+    /// other — slips exactly in that plane (zero, not 1e-16: the bearing of
+    /// `tests/bearing_crank_slider.rs` keeps its balls in the mechanism's plane only so), also
+    /// with `c_T` pointing backwards along the tangent (an angle of π from it).
+    #[test]
+    fn planar_slip_stays_in_its_plane() {
+        let mut rng = Rng::new(23);
+        for _ in 0..100 {
+            let mut w = Matrix3::from_diagonal(&Vector3::new(1.3, 2.0, 2.0));
+            w[(0, 1)] = 0.01 * rng.uniform();
+            w[(1, 0)] = w[(0, 1)];
+            let sign = if rng.uniform() < 0.0 { -1.0 } else { 1.0 };
+            let c = Vector3::new(-0.5, sign * (3.0 + rng.uniform()), 0.0);
+            let r = local_solve(&w, w.try_inverse().as_ref(), &c, 0.3, &Vector3::zeros());
+            assert!(r[0] > 0.0 && r[1] * sign < 0.0, "{r:?}");
+            assert_eq!(r[2], 0.0, "{r:?}");
         }
     }
 
