@@ -7,18 +7,18 @@
 //! contact-space Gauss–Seidel ([`super::settle`]) needs once per contact, where a sparse LU
 //! solve would cost a pass over all `n` unknowns per contact.
 
-use nalgebra::DMatrix;
 use sprs::CsMat;
 
 /// Largest block inverted densely (a frame node has 6 unknowns; a node with its own
 /// single-node constraints a few more). A larger coupled group: not block diagonal for us.
-const MAX_BLOCK: usize = 24;
+pub(super) const MAX_BLOCK: usize = 24;
 
 /// `A⁻¹` of a block-diagonal `A`, stored as one dense inverse per block (the connected
-/// components of `A`'s nonzero entries).
+/// components of `A`'s nonzero entries). Its arrays are reused from one [`BlockInverse::rebuild`]
+/// to the next: no allocation once they have grown to the model.
 #[derive(Debug, Default)]
 pub(super) struct BlockInverse {
-    /// Per unknown: its block.
+    /// Per unknown: its block (during the build: its union–find parent).
     block: Vec<usize>,
     /// Per unknown: its position within its block.
     pos: Vec<usize>,
@@ -30,71 +30,85 @@ pub(super) struct BlockInverse {
     inv_start: Vec<usize>,
     /// The blocks' inverses.
     inv: Vec<f64>,
+    /// Build scratch: union–find parents.
+    parent: Vec<usize>,
+}
+
+/// Union–find root of `i`, halving the path.
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
 }
 
 impl BlockInverse {
-    /// The block inverse of the square CSC or CSR matrix `a` (its pattern is symmetric in
-    /// the stages: an entry `(i, j)` and its transpose couple the same two unknowns), or
-    /// `None` when a group of coupled unknowns exceeds [`MAX_BLOCK`] or a block is singular.
-    /// Explicit zeros couple nothing.
-    pub(super) fn new(a: &CsMat<f64>) -> Option<Self> {
+    /// Rebuild as the block inverse of the square CSC or CSR matrix `a` (its pattern is
+    /// symmetric in the stages: an entry `(i, j)` and its transpose couple the same two
+    /// unknowns); `false` (and unusable) when a group of coupled unknowns exceeds
+    /// [`MAX_BLOCK`] or a block is singular. Explicit zeros couple nothing.
+    pub(super) fn rebuild(&mut self, a: &CsMat<f64>) -> bool {
         let n = a.rows();
         // Connected components by union–find over the nonzero entries.
-        let mut parent: Vec<usize> = (0..n).collect();
-        fn root(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
+        let parent = &mut self.parent;
+        parent.clear();
+        parent.extend(0..n);
         for (outer, lane) in a.outer_iterator().enumerate() {
             for (inner, &v) in lane.iter() {
                 if v != 0.0 && inner != outer {
-                    let (ra, rb) = (root(&mut parent, outer), root(&mut parent, inner));
+                    let (ra, rb) = (root(parent, outer), root(parent, inner));
                     if ra != rb {
                         parent[ra.max(rb)] = ra.min(rb);
                     }
                 }
             }
         }
-        // Blocks numbered by their smallest unknown; members ascending.
-        let mut block = vec![usize::MAX; n];
-        let mut size = Vec::new();
+        // Blocks numbered by their smallest unknown (each root is its component's smallest
+        // unknown); `start` counts the sizes first.
+        self.block.clear();
+        self.block.resize(n, usize::MAX);
+        self.start.clear();
         for i in 0..n {
-            let r = root(&mut parent, i);
-            if block[r] == usize::MAX {
-                block[r] = size.len();
-                size.push(0);
+            let r = root(parent, i);
+            if r == i {
+                self.block[i] = self.start.len();
+                self.start.push(0);
+            } else {
+                self.block[i] = self.block[r];
             }
-            block[i] = block[r];
-            size[block[i]] += 1;
+            self.start[self.block[i]] += 1;
         }
-        if size.iter().any(|&s| s > MAX_BLOCK) {
-            return None;
+        if self.start.iter().any(|&s| s > MAX_BLOCK) {
+            return false;
         }
-        let mut start = Vec::with_capacity(size.len() + 1);
-        let mut inv_start = Vec::with_capacity(size.len() + 1);
+        self.inv_start.clear();
         let (mut s0, mut v0) = (0, 0);
-        for &s in &size {
-            start.push(s0);
-            inv_start.push(v0);
+        for k in 0..self.start.len() {
+            let s = self.start[k];
+            self.start[k] = s0;
+            self.inv_start.push(v0);
             s0 += s;
             v0 += s * s;
         }
-        start.push(s0);
-        inv_start.push(v0);
-        let mut members = vec![0; n];
-        let mut pos = vec![0; n];
-        let mut fill = start.clone();
+        self.start.push(s0);
+        self.inv_start.push(v0);
+        self.members.clear();
+        self.members.resize(n, 0);
+        self.pos.clear();
+        self.pos.resize(n, 0);
+        // `parent` reused as each block's fill pointer.
+        parent.clear();
+        parent.extend_from_slice(&self.start);
         for i in 0..n {
-            let b = block[i];
-            pos[i] = fill[b] - start[b];
-            members[fill[b]] = i;
-            fill[b] += 1;
+            let b = self.block[i];
+            self.pos[i] = parent[b] - self.start[b];
+            self.members[parent[b]] = i;
+            parent[b] += 1;
         }
-        // Each block densely, then inverted (LU with partial pivoting).
-        let mut inv = vec![0.0; v0];
+        // Each block densely, then inverted in place.
+        self.inv.clear();
+        self.inv.resize(v0, 0.0);
         for (outer, lane) in a.outer_iterator().enumerate() {
             for (inner, &v) in lane.iter() {
                 let (row, col) = if a.is_csc() {
@@ -102,29 +116,23 @@ impl BlockInverse {
                 } else {
                     (outer, inner)
                 };
-                let b = block[col];
-                if block[row] == b {
-                    let s = size[b];
-                    inv[inv_start[b] + pos[col] * s + pos[row]] += v;
+                let b = self.block[col];
+                if self.block[row] == b {
+                    let s = self.start[b + 1] - self.start[b];
+                    self.inv[self.inv_start[b] + self.pos[col] * s + self.pos[row]] += v;
                 }
             }
         }
-        for (b, &s) in size.iter().enumerate() {
-            let dense = &mut inv[inv_start[b]..inv_start[b] + s * s];
-            let m = DMatrix::from_column_slice(s, s, dense).try_inverse()?;
-            if m.iter().any(|v: &f64| !v.is_finite()) {
-                return None;
+        for b in 0..self.start.len() - 1 {
+            let s = self.start[b + 1] - self.start[b];
+            if !invert(
+                &mut self.inv[self.inv_start[b]..self.inv_start[b] + s * s],
+                s,
+            ) {
+                return false;
             }
-            dense.copy_from_slice(m.as_slice());
         }
-        Some(Self {
-            block,
-            pos,
-            start,
-            members,
-            inv_start,
-            inv,
-        })
+        true
     }
 
     /// Block `b`'s size and dense inverse.
@@ -194,9 +202,51 @@ impl BlockInverse {
     }
 }
 
+/// Invert the `s × s` column-major matrix `m` in place (Gauss–Jordan with partial
+/// pivoting, `s ≤ MAX_BLOCK`); `false` when a pivot is zero or a result is not finite.
+fn invert(m: &mut [f64], s: usize) -> bool {
+    // `[m | I]` reduced to `[I | m⁻¹]`, row swaps recorded and undone on the columns.
+    let mut inv = [0.0; MAX_BLOCK * MAX_BLOCK];
+    let inv = &mut inv[..s * s];
+    for k in 0..s {
+        inv[k * s + k] = 1.0;
+    }
+    for k in 0..s {
+        let p = (k..s)
+            .max_by(|&i, &j| m[k * s + i].abs().total_cmp(&m[k * s + j].abs()))
+            .unwrap_or(k);
+        let pivot = m[k * s + p];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return false;
+        }
+        if p != k {
+            for c in 0..s {
+                m.swap(c * s + k, c * s + p);
+                inv.swap(c * s + k, c * s + p);
+            }
+        }
+        for c in 0..s {
+            m[c * s + k] /= pivot;
+            inv[c * s + k] /= pivot;
+        }
+        for i in 0..s {
+            let f = m[k * s + i];
+            if i != k && f != 0.0 {
+                for c in 0..s {
+                    m[c * s + i] -= f * m[c * s + k];
+                    inv[c * s + i] -= f * inv[c * s + k];
+                }
+            }
+        }
+    }
+    m.copy_from_slice(inv);
+    m.iter().all(|v| v.is_finite())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::DMatrix;
     use saltus_core::fd::Rng;
     use sprs::TriMat;
 
@@ -241,7 +291,8 @@ mod tests {
         let (dense, sparse) = random(&[6, 6, 1, 3, 6, 2], &mut rng);
         let n = dense.nrows();
         let inv = dense.clone().try_inverse().unwrap();
-        let blocks = BlockInverse::new(&sparse).expect("block diagonal");
+        let mut blocks = BlockInverse::default();
+        assert!(blocks.rebuild(&sparse), "block diagonal");
         // Round-off of a 6 × 6 inverse of a diagonally dominant block: 1e-13.
         let b: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
         let mut x = b.clone();
@@ -281,11 +332,32 @@ mod tests {
     }
 
     #[test]
-    fn a_coupled_group_beyond_the_largest_block_is_refused() {
+    fn a_coupled_group_beyond_the_largest_block_or_a_singular_block_is_refused() {
         let mut rng = Rng::new(6);
+        let mut blocks = BlockInverse::default();
         let (_, sparse) = random(&[MAX_BLOCK + 1, 6], &mut rng);
-        assert!(BlockInverse::new(&sparse).is_none());
-        let (_, sparse) = random(&[MAX_BLOCK, 6], &mut rng);
-        assert!(BlockInverse::new(&sparse).is_some());
+        assert!(!blocks.rebuild(&sparse));
+        // Reused after a refusal: the largest block and a singular one.
+        let (dense, sparse) = random(&[MAX_BLOCK, 6], &mut rng);
+        assert!(blocks.rebuild(&sparse));
+        let mut x: Vec<f64> = (0..dense.nrows()).map(|i| i as f64).collect();
+        let want = dense.clone().try_inverse().unwrap() * nalgebra::DVector::from_column_slice(&x);
+        blocks.solve_in_place(&mut x);
+        // Round-off of Gauss–Jordan on a 24 × 24 block with a diagonal margin: 1e-12.
+        assert!(x
+            .iter()
+            .zip(want.iter())
+            .all(|(a, b)| (a - b).abs() <= 1e-12));
+        let mut tri = TriMat::new((3, 3));
+        for (i, j, v) in [
+            (0, 0, 1.0),
+            (0, 1, 2.0),
+            (1, 0, 2.0),
+            (1, 1, 4.0),
+            (2, 2, 1.0),
+        ] {
+            tri.add_triplet(i, j, v);
+        }
+        assert!(!blocks.rebuild(&tri.to_csc()), "singular 2 × 2 block");
     }
 }

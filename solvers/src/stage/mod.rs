@@ -239,6 +239,8 @@ pub struct Stage {
     /// A factorization beside the Newton loop's, for [`Stage::determinant`] and
     /// [`Stage::settle_contacts`] (created at its first use).
     side_lu: Option<Lu>,
+    /// Work arrays of [`Stage::settle_contacts`].
+    settle_work: settle::SettleWork,
     /// Per element: its contact takes part in the current problem ([`Stage::set_admissible`]).
     admissible: Vec<bool>,
     /// Constant term added to the node rows of the residual ([`Stage::constant_residual_mut`];
@@ -309,6 +311,7 @@ impl Stage {
             local: Vec::new(),
             factorized_for: None,
             side_lu: None,
+            settle_work: Default::default(),
             admissible: Vec::new(),
             constant: Vec::new(),
             memos: Vec::new(),

@@ -34,16 +34,17 @@
 //! by block ([`BlockInverse`]) and `Y_e` touches only the contact's node blocks; otherwise one
 //! sparse LU, and three solves over all unknowns per contact.
 //!
-//! Allocates (its work arrays are built per call: a step that settles its contacts allocates,
-//! which a granular model's changing contact set does anyway); contacts with rolling or
-//! spinning resistance are not handled (the stage's error is then returned).
+//! Its work arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones
+//! allocate nothing (`tests/newton_no_alloc.rs`). Contacts with rolling or spinning
+//! resistance are not handled (the stage's error is then returned).
 
-use super::blocks::BlockInverse;
+use super::blocks::{BlockInverse, MAX_BLOCK};
 use super::{residual_tolerance, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
 use nalgebra::{Matrix3, Vector3};
 use saltus_core::assembly::FIXED;
+use saltus_core::constraint::MAX_DOFS;
 use saltus_core::linear::Lu;
 use saltus_core::stage::linearized_contact;
 use saltus_core::{Level, Model, StepCx};
@@ -65,7 +66,7 @@ const SWEEP_TOLERANCE: f64 = 1e-13;
 const MAX_LOCAL: usize = 500;
 
 /// One contact of the settling: where its unknowns live and its linearization.
-struct Entry {
+pub(super) struct Entry {
     /// First global multiplier unknown (its sliding multipliers `λ_N, λ_T`).
     mult: usize,
     /// Gaps at the linearization point.
@@ -82,6 +83,27 @@ struct Entry {
     w_inv: Option<Matrix3<f64>>,
     /// Reaction `r_e = κλ_e`.
     r: Vector3<f64>,
+}
+
+/// Work arrays of [`Stage::settle_contacts`], kept by the stage from one call to the next: a
+/// settling allocates nothing once they have grown to the model (a granular model that runs
+/// `ContactSolver::GaussSeidel` settles at every step).
+#[derive(Default)]
+pub(super) struct SettleWork {
+    /// The stage's active contact elements.
+    contacts: Vec<usize>,
+    /// `δ`, the correction of all unknowns from the linearization point.
+    delta: Vec<f64>,
+    /// A column of `G_eᵀ`, then of `Y_e` (LU path).
+    column: Vec<f64>,
+    /// The three columns of one `Y_e` (LU path).
+    ys: [Vec<f64>; 3],
+    /// The contacts taking part.
+    entries: Vec<Entry>,
+    /// Their rows of `G_e` and `Y_e`.
+    rows: Rows,
+    /// `A⁻¹` by blocks, when `A` is block diagonal.
+    blocks: BlockInverse,
 }
 
 /// The sparse rows of every contact's `G_e` and `Y_e`, one array each (contiguous for the
@@ -115,17 +137,50 @@ impl Stage {
         if !matches!(cx.level, Level::Position | Level::Velocity) {
             return Ok(None);
         }
-        let contacts: Vec<usize> = (0..model.elements().len())
-            .filter(|&ie| self.system.active[ie] && model.elements()[ie].as_contact().is_some())
-            .collect();
-        if contacts.is_empty() {
+        let mut work = std::mem::take(&mut self.settle_work);
+        // Room for every contact element of the model taking part (the rows: a contact's `G_e`
+        // has at most `MAX_DOFS` free unknowns, its block `Y_e` two node blocks), so that a
+        // growing set of closed contacts does not allocate at a later step.
+        let n_contacts = model
+            .elements()
+            .iter()
+            .filter(|e| e.as_contact().is_some())
+            .count();
+        work.contacts.clear();
+        work.contacts.reserve(n_contacts);
+        work.entries.clear();
+        work.entries.reserve(n_contacts);
+        work.rows.jacobian.clear();
+        work.rows.jacobian.reserve(MAX_DOFS * n_contacts);
+        work.rows.y.clear();
+        work.rows.y.reserve(2 * MAX_BLOCK * n_contacts);
+        work.contacts.extend(
+            (0..model.elements().len()).filter(|&ie| {
+                self.system.active[ie] && model.elements()[ie].as_contact().is_some()
+            }),
+        );
+        // A velocity stage with a resisted contact taking part is not handled (see
+        // `linearized_contact`): known before anything is assembled.
+        let resisted = |ie: usize| {
+            model.elements()[ie].as_contact().is_some_and(|c| {
+                c.history.closed
+                    && self.admissible[ie]
+                    && c.geometry.couple_radius().is_some()
+                    && (c.law.rolling_resistance > 0.0 || c.law.spinning_resistance > 0.0)
+            })
+        };
+        if work.contacts.is_empty()
+            || (cx.level == Level::Velocity && work.contacts.iter().any(|&ie| resisted(ie)))
+        {
+            self.settle_work = work;
             return Ok(None);
         }
         let mut lu = self.side_lu.take().unwrap_or_default();
         let result = self.settle_with(
-            &mut lu, &contacts, model, state, cx, tol, step, smooth, update,
+            &mut lu, &mut work, model, state, cx, tol, step, smooth, update,
         );
         self.side_lu = Some(lu);
+        self.settle_work = work;
         // The matrix values are the other elements' alone: no reuse of them.
         self.factorized_for = None;
         if matches!(result, Ok(Some(_))) {
@@ -134,12 +189,12 @@ impl Stage {
         result
     }
 
-    /// [`Stage::settle_contacts`] with the factorization `lu`.
+    /// [`Stage::settle_contacts`] with the factorization `lu` and the work arrays `work`.
     #[allow(clippy::too_many_arguments)]
     fn settle_with(
         &mut self,
         lu: &mut Lu,
-        contacts: &[usize],
+        work: &mut SettleWork,
         model: &Model,
         state: &mut State,
         cx: &StepCx,
@@ -150,10 +205,24 @@ impl Stage {
     ) -> Result<Option<f64>, SolveError> {
         let nd = self.system.n_node_dofs;
         let n = self.system.n;
-        let mut delta = vec![0.0; n];
-        let mut column = vec![0.0; n];
-        let mut entries: Vec<Entry> = Vec::with_capacity(contacts.len());
-        let mut rows = Rows::default();
+        let SettleWork {
+            contacts,
+            delta,
+            column,
+            ys,
+            entries,
+            rows,
+            blocks,
+        } = work;
+        let contacts = &contacts[..];
+        delta.clear();
+        delta.resize(n, 0.0);
+        column.clear();
+        column.resize(n, 0.0);
+        for y in ys.iter_mut() {
+            y.clear();
+            y.resize(n, 0.0);
+        }
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -177,16 +246,16 @@ impl Stage {
             // Block diagonal (no element couples two nodes): inverted block by block, and
             // each `Y_e` costs its own nodes' blocks. Else one sparse LU, and `Y_e` three
             // solves over all unknowns.
-            let blocks = BlockInverse::new(&self.system.matrix);
+            let by_blocks = blocks.rebuild(&self.system.matrix);
             for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
                 *d = -r;
             }
-            if let Some(blocks) = &blocks {
-                blocks.solve_in_place(&mut delta);
+            if by_blocks {
+                blocks.solve_in_place(delta);
             } else {
                 lu.factorize(&self.system.matrix, self.system.generation)
                     .map_err(linear)?;
-                lu.solve_in_place(&mut delta).map_err(linear)?;
+                lu.solve_in_place(delta).map_err(linear)?;
             }
 
             // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
@@ -211,17 +280,16 @@ impl Stage {
                 );
                 let jacobian = &rows.jacobian[j0..];
                 let y0 = rows.y.len();
-                if let Some(blocks) = &blocks {
+                if by_blocks {
                     blocks.apply3(jacobian, &mut rows.y);
                 } else {
-                    let mut ys = [vec![0.0; 0], vec![0.0; 0], vec![0.0; 0]];
                     for (k, yk) in ys.iter_mut().enumerate() {
                         column.fill(0.0);
                         for &(g, gj) in jacobian {
                             column[g] += gj[k];
                         }
-                        lu.solve_in_place(&mut column).map_err(linear)?;
-                        yk.clone_from(&column);
+                        lu.solve_in_place(column).map_err(linear)?;
+                        yk.copy_from_slice(column);
                     }
                     rows.y.extend(
                         (0..n)
@@ -265,7 +333,7 @@ impl Stage {
                 let mut still = false;
                 for _ in 0..batch {
                     done += 1;
-                    if !sweep(&mut entries, &rows, &mut delta) {
+                    if !sweep(entries, rows, delta) {
                         break;
                     }
                     still = true;
@@ -278,14 +346,14 @@ impl Stage {
                         delta[nd + m0 + k] = -self.saved_mult[m0 + k];
                     }
                 }
-                for e in &entries {
+                for e in entries.iter() {
                     for k in 0..3 {
                         delta[e.mult + k] += e.r[k] / cx.k;
                     }
                 }
-                std::mem::swap(&mut self.delta, &mut delta);
+                std::mem::swap(&mut self.delta, delta);
                 self.set_iterate(state, 1.0);
-                std::mem::swap(&mut self.delta, &mut delta);
+                std::mem::swap(&mut self.delta, delta);
                 update(state);
                 let norms = self.assemble_residual(model, state, cx, step, smooth)?;
                 if norms.norm <= residual_tolerance(tol, cx, state, norms.reference) {
