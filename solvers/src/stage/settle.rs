@@ -497,56 +497,58 @@ fn local_solve(
 const MAX_DIRECTION: usize = 30;
 
 /// [`local_solve`]'s slip branch as a root of one equation in the slip direction: with the unit
-/// direction `d(φ) = cos φ d₀ + sin φ d₀^⊥` (`d₀ = c_T/‖c_T‖`) and `r = r_N (1, −μ d)`,
-/// Signorini's `ḡ_N = 0` gives `r_N = −c_N / (W (1, −μ d))_N`, and the answer is the `φ` at
-/// which the tangential gap `ḡ_T` of that `r` lies along `d` (`F(φ) = d × ḡ_T = 0`, slip
-/// opposing `r_T`), found by the secant method from `φ₀ = 0` and `φ₁ = ∠(d₀, ḡ_T(0))`. When
-/// `W`'s tangential block is isotropic and uncoupled from the normal one (a sphere's contact
-/// through its centre) `φ₀` is the answer, and `d₀` is used as it is: a problem symmetric about
-/// a plane (`c_T` and `W` without out-of-plane components) gets an exactly in-plane answer,
-/// as from the projected iteration (angles measured from a fixed axis would not: `sin π ≠ 0`
-/// in floating point, and an out-of-plane reaction of 1e-16 grows in an unstable mode).
-/// `None` when it does not settle within [`MAX_DIRECTION`] or leaves the slip branch
-/// (`r_N ≤ 0`, `ḡ_T` against `d`).
+/// direction `d(t) = (d₀ + t d₀^⊥)/√(1 + t²)` (`d₀ = c_T/‖c_T‖`; `t` the tangent of its angle
+/// from `d₀`) and `r = r_N (1, −μ d)`, Signorini's `ḡ_N = 0` gives
+/// `r_N = −c_N / (W (1, −μ d))_N`, and the answer is the `t` at which the tangential gap `ḡ_T`
+/// of that `r` lies along `d` (`F(t) = d × ḡ_T = 0`, slip opposing `r_T`), found by the secant
+/// method from `t₀ = 0` and `t₁ = tan ∠(d₀, ḡ_T(0))`. When `W`'s tangential block is isotropic
+/// and uncoupled from the normal one (a sphere's contact through its centre) `t₀` is the
+/// answer, and `d₀` is used as it is: a problem symmetric about a plane (`c_T` and `W` without
+/// out-of-plane components) gets an exactly in-plane answer, as from the projected iteration
+/// (an angle from a fixed axis would not: `sin π ≠ 0` in floating point, and an out-of-plane
+/// reaction of 1e-16 grows in an unstable mode). No trigonometry: a square root per step.
+/// `None` when the answer is not within 90° of `d₀`, when it does not settle within
+/// [`MAX_DIRECTION`] or leaves the slip branch (`r_N ≤ 0`, `ḡ_T` against `d`).
 fn slip_by_direction(w: &Matrix3<f64>, c: &Vector3<f64>, mu: f64) -> Option<Vector3<f64>> {
-    let ct = c[1].hypot(c[2]);
+    let ct = (c[1] * c[1] + c[2] * c[2]).sqrt();
     if mu.is_nan() || mu <= 0.0 || ct == 0.0 {
         return None;
     }
     let d0 = [c[1] / ct, c[2] / ct];
-    let p0 = [-d0[1], d0[0]];
-    // `d`, `r`, `ḡ` and `F` at `φ` (`φ = 0`: `d₀` exactly).
-    let at = |phi: f64| {
-        let (sin, cos) = if phi == 0.0 {
-            (0.0, 1.0)
-        } else {
-            phi.sin_cos()
-        };
-        let d = [cos * d0[0] + sin * p0[0], cos * d0[1] + sin * p0[1]];
+    // `d`, `r`, `ḡ` and `F` at `t` (`t = 0`: `d₀` exactly).
+    let at = |t: f64| {
+        let s = 1.0 / (1.0 + t * t).sqrt();
+        let d = [s * (d0[0] - t * d0[1]), s * (d0[1] + t * d0[0])];
         let u = Vector3::new(1.0, -mu * d[0], -mu * d[1]);
         let wu = w * u;
         let rn = -c[0] / wu[0];
         let g = c + rn * wu;
         (d, rn * u, g, d[0] * g[2] - d[1] * g[1])
     };
-    let (_, _, g0, mut f0) = at(0.0);
-    let mut phi0 = 0.0;
-    let mut phi1 = (d0[0] * g0[2] - d0[1] * g0[1]).atan2(d0[0] * g0[1] + d0[1] * g0[2]);
+    let (d, r, g, mut f0) = at(0.0);
+    let along = g[1] * d[0] + g[2] * d[1];
+    if !(r[0] > 0.0 && along > 0.0) {
+        return None;
+    }
+    if f0 == 0.0 {
+        return Some(r);
+    }
+    let (mut t0, mut t1) = (0.0, f0 / along);
     for _ in 0..MAX_DIRECTION {
-        let (d, r, g, f1) = at(phi1);
+        let (d, r, g, f1) = at(t1);
         if !(r[0] > 0.0 && f1.is_finite()) {
             return None;
         }
         let step = if f1 == 0.0 || f1 == f0 {
             0.0
         } else {
-            f1 * (phi1 - phi0) / (f1 - f0)
+            f1 * (t1 - t0) / (f1 - f0)
         };
-        if step.abs() <= 1e-15 * (1.0 + phi1.abs()) {
+        if step.abs() <= 1e-15 * (1.0 + t1.abs()) {
             return (g[1] * d[0] + g[2] * d[1] > 0.0).then_some(r);
         }
-        (phi0, f0) = (phi1, f1);
-        phi1 -= step;
+        (t0, f0) = (t1, f1);
+        t1 -= step;
     }
     None
 }
