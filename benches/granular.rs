@@ -101,13 +101,15 @@ fn main() {
          \"steps\": {steps}, \"wall_s\": {wall:.4}, \"ms_per_step\": {:.4}, \
          \"contacts_mean\": {:.1}, \"contacts_max\": {contacts_max}, \
          \"detection_ms_per_step\": {:.4}, \"max_iterations\": {iterations:?}, \
-         \"mean_iterations\": {:?}, \"settled\": {:?}, \"topology_changes\": {}, \"halvings\": {}, \
+         \"mean_iterations\": {:?}, \"settled\": {:?}, \"settle_sweeps\": {:?}, \
+         \"topology_changes\": {}, \"halvings\": {}, \
          \"kinetic_energy\": {ke:.6e}, \"highest_centre\": {top:.5}}}",
         1e3 * wall / steps.max(1) as f64,
         contacts_sum as f64 / steps.max(1) as f64,
         1e3 * detection,
         s.mean_iterations().iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
         s.stages.iter().map(|st| st.settled).collect::<Vec<_>>(),
+        s.stages.iter().map(|st| st.settle_sweeps).collect::<Vec<_>>(),
         s.topology_changes,
         s.halvings,
     );

@@ -90,7 +90,10 @@ impl RunSummary {
                     s.max_iterations
                 );
                 if s.settled > 0 {
-                    d += &format!(" ({} settled by Gauss–Seidel)", s.settled);
+                    d += &format!(
+                        " ({} settled by Gauss–Seidel, {} sweeps)",
+                        s.settled, s.settle_sweeps
+                    );
                 }
                 d
             })

@@ -187,9 +187,12 @@ pub struct StageSummary {
     /// previous solve converged after one correction); the Hessian is assembled only if the
     /// check fails.
     pub one_correction_checks: usize,
-    /// Solves finished by the contact-space Gauss–Seidel fallback after the semi-smooth Newton
-    /// reached its iteration cap ([`Stage::settle_contacts`]).
+    /// Solves finished by the contact-space Gauss–Seidel ([`Stage::settle_contacts`]): as the
+    /// fallback after the semi-smooth Newton reached its iteration cap, or first
+    /// ([`Tolerance::contacts_first`]).
     pub settled: usize,
+    /// Gauss–Seidel sweeps over the contacts, over all settlings (passed or not).
+    pub settle_sweeps: usize,
     /// Newton corrections made with a reused factorization (modified Newton,
     /// [`Tolerance::jacobian_reuse`]); included in `iterations`.
     pub reused_corrections: usize,

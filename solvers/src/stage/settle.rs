@@ -333,6 +333,7 @@ impl Stage {
                 let mut still = false;
                 for _ in 0..batch {
                     done += 1;
+                    self.summary.settle_sweeps += 1;
                     if !sweep(entries, rows, delta) {
                         break;
                     }
