@@ -32,6 +32,12 @@ pub(super) struct BlockInverse {
     inv: Vec<f64>,
     /// Build scratch: union–find parents.
     parent: Vec<usize>,
+    /// The matrix of the last rebuild: its pattern generation, values and outcome (a rebuild
+    /// for the same matrix keeps everything: the contacts' linearizations of one stage
+    /// often see the same inertia blocks).
+    last: Option<(u64, bool)>,
+    /// Values of the last rebuild's matrix.
+    values: Vec<f64>,
 }
 
 /// Union–find root of `i`, halving the path.
@@ -48,7 +54,21 @@ impl BlockInverse {
     /// symmetric in the stages: an entry `(i, j)` and its transpose couple the same two
     /// unknowns); `false` (and unusable) when a group of coupled unknowns exceeds
     /// [`MAX_BLOCK`] or a block is singular. Explicit zeros couple nothing.
-    pub(super) fn rebuild(&mut self, a: &CsMat<f64>) -> bool {
+    pub(super) fn rebuild(&mut self, a: &CsMat<f64>, generation: u64) -> bool {
+        if let Some((g, ok)) = self.last {
+            if g == generation && self.values[..] == *a.data() {
+                return ok;
+            }
+        }
+        self.values.clear();
+        self.values.extend_from_slice(a.data());
+        let ok = self.rebuild_from(a);
+        self.last = Some((generation, ok));
+        ok
+    }
+
+    /// [`BlockInverse::rebuild`] itself.
+    fn rebuild_from(&mut self, a: &CsMat<f64>) -> bool {
         let n = a.rows();
         // Connected components by union–find over the nonzero entries.
         let parent = &mut self.parent;
@@ -292,7 +312,7 @@ mod tests {
         let n = dense.nrows();
         let inv = dense.clone().try_inverse().unwrap();
         let mut blocks = BlockInverse::default();
-        assert!(blocks.rebuild(&sparse), "block diagonal");
+        assert!(blocks.rebuild(&sparse, 1), "block diagonal");
         // Round-off of a 6 × 6 inverse of a diagonally dominant block: 1e-13.
         let b: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
         let mut x = b.clone();
@@ -336,10 +356,10 @@ mod tests {
         let mut rng = Rng::new(6);
         let mut blocks = BlockInverse::default();
         let (_, sparse) = random(&[MAX_BLOCK + 1, 6], &mut rng);
-        assert!(!blocks.rebuild(&sparse));
+        assert!(!blocks.rebuild(&sparse, 1));
         // Reused after a refusal: the largest block and a singular one.
         let (dense, sparse) = random(&[MAX_BLOCK, 6], &mut rng);
-        assert!(blocks.rebuild(&sparse));
+        assert!(blocks.rebuild(&sparse, 2));
         let mut x: Vec<f64> = (0..dense.nrows()).map(|i| i as f64).collect();
         let want = dense.clone().try_inverse().unwrap() * nalgebra::DVector::from_column_slice(&x);
         blocks.solve_in_place(&mut x);
@@ -358,6 +378,15 @@ mod tests {
         ] {
             tri.add_triplet(i, j, v);
         }
-        assert!(!blocks.rebuild(&tri.to_csc()), "singular 2 × 2 block");
+        assert!(!blocks.rebuild(&tri.to_csc(), 3), "singular 2 × 2 block");
+        // The same matrix again: the cached outcome; new values in the same pattern: rebuilt.
+        let singular = tri.to_csc();
+        assert!(!blocks.rebuild(&singular, 3));
+        let mut regular = singular.clone();
+        regular.data_mut()[0] = 3.0;
+        assert!(
+            blocks.rebuild(&regular, 3),
+            "the changed values are inverted"
+        );
     }
 }

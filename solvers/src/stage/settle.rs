@@ -255,7 +255,7 @@ impl Stage {
             // Block diagonal (no element couples two nodes): inverted block by block, and
             // each `Y_e` costs its own nodes' blocks. Else one sparse LU, and `Y_e` three
             // solves over all unknowns.
-            let by_blocks = blocks.rebuild(&self.system.matrix);
+            let by_blocks = blocks.rebuild(&self.system.matrix, self.system.generation);
             for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
                 *d = -r;
             }
