@@ -226,12 +226,6 @@ impl Stage {
         let contacts = &contacts[..];
         delta.clear();
         delta.resize(n, 0.0);
-        column.clear();
-        column.resize(n, 0.0);
-        for y in ys.iter_mut() {
-            y.clear();
-            y.resize(n, 0.0);
-        }
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -265,6 +259,11 @@ impl Stage {
                 lu.factorize(&self.system.matrix, self.system.generation)
                     .map_err(linear)?;
                 lu.solve_in_place(delta).map_err(linear)?;
+                // The LU path's columns (every entry is written before it is read).
+                column.resize(n, 0.0);
+                for y in ys.iter_mut() {
+                    y.resize(n, 0.0);
+                }
             }
 
             // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
