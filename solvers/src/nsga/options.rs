@@ -115,8 +115,9 @@ pub enum ContactSolver {
     #[default]
     Newton,
     /// Contact-space nonsmooth Gauss–Seidel first (`Stage::settle_contacts`: each contact's
-    /// Signorini–Coulomb problem solved exactly with the others frozen), then the Newton above
-    /// from where it stopped if it does not pass the test. Converges linearly, without
+    /// Signorini–Coulomb problem solved exactly with the others frozen); if the sweeps do not
+    /// pass the test (or fail), the Newton above from the start point, with its fallback at
+    /// the cap. The sweeps converge linearly, without
     /// factorizing the contacts' coupling: for many free bodies in contact (a granular pile,
     /// whose stage matrix without the contacts is block diagonal) at a moderate tolerance
     /// (1e-4 … 1e-5) it costs a fraction of the Newton's LU; at tight tolerances its sweeps

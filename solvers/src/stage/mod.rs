@@ -19,6 +19,7 @@ mod newton;
 mod settle;
 
 use newton::residual_tolerance;
+pub use settle::Settled;
 
 use crate::error::SolveError;
 use crate::state::State;

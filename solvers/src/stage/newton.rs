@@ -1,7 +1,8 @@
 //! The Newton loop of a stage: convergence test, full or modified Newton corrections, line
-//! search, round-off stagnation, and the contact fallback at the iteration cap.
+//! search, round-off stagnation, and the contact-space Gauss–Seidel first
+//! (`Tolerance::contacts_first`) or as the fallback at the iteration cap.
 
-use super::{MatrixFactors, NewtonReport, ResidualNorms, Stage, Tolerance};
+use super::{MatrixFactors, NewtonReport, ResidualNorms, Settled, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
 use saltus_core::linear::Lu;
@@ -171,8 +172,12 @@ impl Stage {
         let mut reused = 0;
         let mut rejected = 0;
         self.memos_at_solution = false;
-        // The contact-space Gauss–Seidel first (`Tolerance::contacts_first`), once.
+        // The contact-space Gauss–Seidel first (`Tolerance::contacts_first`), once, from a
+        // residual-only check of the start point (the settling assembles its own matrix).
         let mut settle_first = tol.contacts_first && self.has_contacts;
+        if settle_first && !reuse {
+            start_check = true;
+        }
         let result = loop {
             let residual_only = backtracking || start_check || check_first || reuse;
             // The correction that led to this point was made with a reused matrix.
@@ -252,18 +257,22 @@ impl Stage {
             }
             if settle_first {
                 settle_first = false;
-                if let Some(norm) =
-                    self.settle_contacts(model, state, cx, tol, step, smooth, &mut update)?
-                {
-                    self.memos_at_solution = true;
-                    break (it, norm);
+                // Its errors are not the solve's: Newton takes over from the start point.
+                match self.settle_contacts(model, state, cx, tol, step, smooth, &mut update) {
+                    Ok(Settled::Passed(norm)) => {
+                        self.memos_at_solution = true;
+                        break (it, norm);
+                    }
+                    Ok(Settled::NotApplicable) => {}
+                    Ok(Settled::NotPassed) | Err(_) => {
+                        // The start point again, its matrix overwritten: judged afresh.
+                        start_check = true;
+                        reuse = false;
+                        probing = false;
+                        prev_norm = f64::INFINITY;
+                        continue;
+                    }
                 }
-                // Not passed: Newton from the point the sweeps reached, judged afresh.
-                start_check = true;
-                reuse = false;
-                probing = false;
-                prev_norm = f64::INFINITY;
-                continue;
             }
             if first_order_step {
                 first_order_step = false;
@@ -357,7 +366,7 @@ impl Stage {
                 // whose status sets it cycles through): the contacts are settled by nonsmooth
                 // Gauss–Seidel instead ([`Stage::settle_contacts`]).
                 if tol.contact_fallback {
-                    if let Some(norm) =
+                    if let Settled::Passed(norm) =
                         self.settle_contacts(model, state, cx, tol, step, smooth, &mut update)?
                     {
                         self.memos_at_solution = true;
