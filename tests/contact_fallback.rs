@@ -35,6 +35,30 @@ fn run(
     Ok((solver.nodes().to_vec(), solver.summary(), half))
 }
 
+/// Largest difference between two runs' node states: positions \[m\], and velocities times
+/// the step (what they move in one step).
+fn largest_difference(a: &[NodeState], b: &[NodeState]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| (a.x - b.x).amax().max((a.v - b.v).amax() * H))
+        .fold(0.0, f64::max)
+}
+
+/// Largest penetration \[m\] of the spheres (radius `R`) into each other, the floor and the
+/// walls of the box of half width `half`.
+fn largest_penetration(nodes: &[NodeState], half: f64) -> f64 {
+    let mut worst: f64 = 0.0;
+    for (i, a) in nodes.iter().enumerate() {
+        worst = worst.max(R - a.x.z);
+        worst = worst.max(a.x.x.abs() + R - half);
+        worst = worst.max(a.x.y.abs() + R - half);
+        for b in &nodes[i + 1..] {
+            worst = worst.max(2.0 * R - (a.x - b.x).norm());
+        }
+    }
+    worst
+}
+
 fn options() -> NsgaOptions {
     NsgaOptions {
         h: H,
@@ -68,11 +92,7 @@ fn fallback_reproduces_newton_on_a_forming_pile() {
         "the forced run used the fallback at both levels: {:?}",
         count(&ss)
     );
-    let worst = newton
-        .iter()
-        .zip(&settled)
-        .map(|(a, b)| (a.x - b.x).amax().max((a.v - b.v).amax() * H))
-        .fold(0.0, f64::max);
+    let worst = largest_difference(&newton, &settled);
     eprintln!("largest difference {worst:e} m");
     // Both runs solve every stage to the same residual test (tol = 1e-8 relative), so they may
     // differ by ~1e-8 of the motion per step, passed on by the impacts and stick–slip changes
@@ -111,15 +131,7 @@ fn settled_pile_runs_through_with_the_fallback() {
     assert!(settled[0] + settled[1] > 0);
     // No penetration: the position stage enforces g_N ≥ 0 through rows κ g_N (κ = m ≈ 0.52 kg)
     // to its residual test, tol × reference ≈ 1e-5 × 1e-3 kg·m, i.e. ≈ 2e-8 m; bound 1e-7 m.
-    let mut worst: f64 = 0.0;
-    for (i, a) in nodes.iter().enumerate() {
-        worst = worst.max(R - a.x.z);
-        worst = worst.max(a.x.x.abs() + R - half);
-        worst = worst.max(a.x.y.abs() + R - half);
-        for b in &nodes[i + 1..] {
-            worst = worst.max(2.0 * R - (a.x - b.x).norm());
-        }
-    }
+    let worst = largest_penetration(&nodes, half);
     eprintln!("largest penetration {worst:e} m");
     assert!(worst < 1e-7, "penetration {worst:e} m");
 }
@@ -141,11 +153,7 @@ fn gauss_seidel_first_reproduces_newton_on_a_forming_pile() {
     ];
     eprintln!("settled solves (position, velocity): {count:?}");
     assert!(count[0] > 0 && count[1] > 0, "{count:?}");
-    let worst = newton
-        .iter()
-        .zip(&settled)
-        .map(|(a, b)| (a.x - b.x).amax().max((a.v - b.v).amax() * H))
-        .fold(0.0, f64::max);
+    let worst = largest_difference(&newton, &settled);
     eprintln!("largest difference {worst:e} m");
     // As in the first test: both pass the residual test at tol = 1e-8.
     assert!(worst < 1e-7, "the runs differ by {worst:e} m");
@@ -180,15 +188,7 @@ fn gauss_seidel_first_runs_the_settling_pile() {
         p.settled + v.settled
     );
     // Bound as in the second test (the position rows' residual test, ≈ 2e-8 m).
-    let mut worst: f64 = 0.0;
-    for (i, a) in nodes.iter().enumerate() {
-        worst = worst.max(R - a.x.z);
-        worst = worst.max(a.x.x.abs() + R - half);
-        worst = worst.max(a.x.y.abs() + R - half);
-        for b in &nodes[i + 1..] {
-            worst = worst.max(2.0 * R - (a.x - b.x).norm());
-        }
-    }
+    let worst = largest_penetration(&nodes, half);
     eprintln!("largest penetration {worst:e} m");
     assert!(worst < 1e-7, "penetration {worst:e} m");
 }

@@ -124,33 +124,17 @@ fn file_model(path: &str) -> (Model, NsgaOptions) {
 /// Spheres dropped on a frictional plane with restitution: impacts, stick/slip changes,
 /// rolling and spinning resistance, backtracking line search.
 fn balls() -> Model {
-    let r = 0.05;
-    let mut model = Model::new();
-    for i in 0..6 {
-        let x = Vector3::new(3.0 * r * i as f64, 0.0, r + 0.002 + 0.004 * i as f64);
-        let node = model
-            .add_node(
-                NodeDef::frame(format!("ball{i}"), x)
-                    .velocity(Vector3::new(0.5, 0.1 * i as f64, -0.3))
-                    .angular_velocity(Vector3::new(0.0, 0.0, 3.0)),
-            )
-            .unwrap();
-        model
-            .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
-            .unwrap();
-        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
-            .unwrap()
-            .friction(0.3)
-            .restitution(0.6, 0.0)
-            .resistance(0.001, 0.0005);
-        model.add_element(format!("floor{i}"), c).unwrap();
-    }
-    model
+    balls_with(Some((0.001, 0.0005)))
 }
 
 /// The spheres of [`balls`] without rolling and spinning resistance (which the contact-space
 /// Gauss–Seidel does not handle): for `ContactSolver::GaussSeidel`.
 fn sliding_balls() -> Model {
+    balls_with(None)
+}
+
+/// Six spheres on a frictional plane, with rolling and spinning resistance `(ρ, γ_s)` \[m\].
+fn balls_with(resistance: Option<(f64, f64)>) -> Model {
     let r = 0.05;
     let mut model = Model::new();
     for i in 0..6 {
@@ -165,10 +149,13 @@ fn sliding_balls() -> Model {
         model
             .add_element(format!("body{i}"), RigidBody::sphere(node, 0.2, r).unwrap())
             .unwrap();
-        let c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
+        let mut c = PlaneContact::sphere(node, r, Vector3::zeros(), Vector3::z())
             .unwrap()
             .friction(0.3)
             .restitution(0.6, 0.0);
+        if let Some((rolling, spinning)) = resistance {
+            c = c.resistance(rolling, spinning);
+        }
         model.add_element(format!("floor{i}"), c).unwrap();
     }
     model
