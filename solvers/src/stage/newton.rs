@@ -258,14 +258,15 @@ impl Stage {
             if settle_first {
                 settle_first = false;
                 // Its errors are not the solve's: Newton takes over from the start point.
-                match self.settle_contacts(model, state, cx, tol, step, smooth, &mut update) {
+                match self.settle_contacts(model, state, cx, tol, step, smooth, norm, &mut update) {
                     Ok(Settled::Passed(norm)) => {
                         self.memos_at_solution = true;
                         break (it, norm);
                     }
                     Ok(Settled::NotApplicable) => {}
                     Ok(Settled::NotPassed) | Err(_) => {
-                        // The start point again, its matrix overwritten: judged afresh.
+                        // The sweeps' point if they reduced ‖r‖, else the start point again;
+                        // the matrix overwritten: judged afresh.
                         start_check = true;
                         reuse = false;
                         probing = false;
@@ -366,9 +367,16 @@ impl Stage {
                 // whose status sets it cycles through): the contacts are settled by nonsmooth
                 // Gauss–Seidel instead ([`Stage::settle_contacts`]).
                 if tol.contact_fallback {
-                    if let Settled::Passed(norm) =
-                        self.settle_contacts(model, state, cx, tol, step, smooth, &mut update)?
-                    {
+                    if let Settled::Passed(norm) = self.settle_contacts(
+                        model,
+                        state,
+                        cx,
+                        tol,
+                        step,
+                        smooth,
+                        norm,
+                        &mut update,
+                    )? {
                         self.memos_at_solution = true;
                         break (it, norm);
                     }

@@ -150,9 +150,11 @@ impl Stage {
     /// [`Settled::NotApplicable`] (nothing assembled, nothing moved) when the stage is not a
     /// position or velocity stage, has no contact or, at velocity level, a resisted contact
     /// taking part; [`Settled::NotPassed`] when the settling did not pass the test within 20
-    /// linearizations of 4 000 sweeps at most. After `NotPassed` or an error the state and the
-    /// multipliers are those of the call again (`update` applied), and the stage matrix holds
-    /// the other elements' values alone: a fresh assembly is needed before it serves.
+    /// linearizations of 4 000 sweeps at most. After `NotPassed` the state and multipliers are
+    /// the sweeps' last iterate if its `‖r‖` is below `norm_at_call` (the residual at the call),
+    /// else those of the call again (`update` applied), as after an error; the stage matrix
+    /// then holds the other elements' values alone: a fresh assembly is needed before it
+    /// serves.
     #[allow(clippy::too_many_arguments)]
     pub fn settle_contacts(
         &mut self,
@@ -162,6 +164,7 @@ impl Stage {
         tol: &Tolerance,
         step: usize,
         smooth: Option<&Stage>,
+        norm_at_call: f64,
         update: &mut dyn FnMut(&mut State),
     ) -> Result<Settled, SolveError> {
         if !matches!(cx.level, Level::Position | Level::Velocity) {
@@ -205,7 +208,8 @@ impl Stage {
             self.settle_work = work;
             return Ok(Settled::NotApplicable);
         }
-        // The call's point, restored if the settling does not pass.
+        // The call's point, restored if the settling does not pass and does not reach a
+        // smaller residual than `norm_at_call`.
         work.start_unknown.clone_from(&state.unknown);
         work.start_mult.clone_from(&self.mult);
         let mut lu = self.side_lu.take().unwrap_or_default();
@@ -213,7 +217,8 @@ impl Stage {
             &mut lu, &mut work, model, state, cx, tol, step, smooth, update,
         );
         self.side_lu = Some(lu);
-        if !matches!(result, Ok(Some(_))) {
+        let keep = matches!(result, Ok((_, norm)) if norm < norm_at_call);
+        if !keep {
             state.unknown.copy_from_slice(&work.start_unknown);
             self.mult.copy_from_slice(&work.start_mult);
             update(state);
@@ -222,11 +227,11 @@ impl Stage {
         // The matrix values are the other elements' alone: no reuse of them.
         self.factorized_for = None;
         match result? {
-            Some(norm) => {
+            (true, norm) => {
                 self.summary.settled += 1;
                 Ok(Settled::Passed(norm))
             }
-            None => Ok(Settled::NotPassed),
+            (false, _) => Ok(Settled::NotPassed),
         }
     }
 
@@ -243,7 +248,7 @@ impl Stage {
         step: usize,
         smooth: Option<&Stage>,
         update: &mut dyn FnMut(&mut State),
-    ) -> Result<Option<f64>, SolveError> {
+    ) -> Result<(bool, f64), SolveError> {
         let nd = self.system.n_node_dofs;
         let n = self.system.n;
         let SettleWork {
@@ -259,6 +264,8 @@ impl Stage {
         let contacts = &contacts[..];
         delta.clear();
         delta.resize(n, 0.0);
+        // `‖r‖` at the last iterate tested.
+        let mut reached = f64::INFINITY;
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -308,7 +315,7 @@ impl Stage {
                     continue;
                 };
                 if e.resisted_couples {
-                    return Ok(None);
+                    return Ok((false, f64::INFINITY));
                 }
                 // Columns of `G_e` on the free node unknowns (fixed nodes have none).
                 let j0 = rows.jacobian.len();
@@ -399,8 +406,9 @@ impl Stage {
                 std::mem::swap(&mut self.delta, delta);
                 update(state);
                 let norms = self.assemble_residual(model, state, cx, step, smooth)?;
+                reached = norms.norm;
                 if norms.norm <= residual_tolerance(tol, cx, state, norms.reference) {
-                    return Ok(Some(norms.norm));
+                    return Ok((true, norms.norm));
                 }
                 let plateau =
                     last_norm.is_finite() && (norms.norm - last_norm).abs() <= PLATEAU * last_norm;
@@ -412,7 +420,7 @@ impl Stage {
                 batch *= 2;
             }
         }
-        Ok(None)
+        Ok((false, reached))
     }
 
     /// Contact `ie`'s linearization at the current iterate (`None`: it takes no part).
