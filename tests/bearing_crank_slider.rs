@@ -12,12 +12,12 @@
 //! Checked: both configurations run to 0.6 s with the slider within the bearing's clearance
 //! of the ideal mechanism, and the recovered ball–race forces are never pulling. Reported,
 //! not asserted: the peak ball–race force. The thesis' ≈ 9 100 N (rigid) and ≈ 2 500 N
-//! (flexible) are not reproduced — after the first crank turn ours are 23.5 kN (rigid) and
-//! 7.0–15.0 kN (flexible), and which modelling assumption above accounts for the difference is
-//! not known. The flexible one is sensitive to round-off: the solves that the contact-space
-//! Gauss–Seidel settles (`Stage::settle_contacts`) moved it from 7.0 kN at 0.287 s to 15.0 kN
-//! at 0.416 s when its slip solve changed at the 1e-16 level (2026-11-27), with the same
-//! overall peak (29.2 kN), deviation and bound.
+//! (flexible) are not reproduced — after the first crank turn ours are 22.9 kN (rigid) and
+//! 25.8 kN (flexible), and which modelling assumption above accounts for the difference is
+//! not known. That value is sensitive to round-off: the solves that the contact-space
+//! Gauss–Seidel settles (`Stage::settle_contacts`) moved it between 7.0 and 25.8 kN (flexible)
+//! and 22.9 and 23.5 kN (rigid) as the settling changed at the 1e-16 level (2026-11-27), with
+//! the same overall peaks (29.2 and 50.3 kN) and the same bound on the slider.
 
 use saltus::core::output::ResultSink;
 use saltus::elements::beam::{BeamBuilder, BeamSpec};
