@@ -116,12 +116,13 @@ pub enum ContactSolver {
     Newton,
     /// Contact-space nonsmooth Gauss–Seidel first (`Stage::settle_contacts`: each contact's
     /// Signorini–Coulomb problem solved exactly with the others frozen); if the sweeps do not
-    /// pass the test (or fail), the Newton above from the start point, with its fallback at
-    /// the cap. The sweeps converge linearly, without
-    /// factorizing the contacts' coupling: for many free bodies in contact (a granular pile,
-    /// whose stage matrix without the contacts is block diagonal) at a moderate tolerance
-    /// (1e-4 … 1e-5) it costs a fraction of the Newton's LU; at tight tolerances its sweeps
-    /// grow long, and on a hyperstatic pile at `tol = 1e-8` neither solver passes.
+    /// pass the test (or fail), the Newton above, from the sweeps' last iterate if it has the
+    /// smaller residual, else from the start point, with its fallback at the cap. The sweeps
+    /// converge linearly, without factorizing the contacts' coupling: for many free bodies in
+    /// contact (a granular pile, whose stage matrix without the contacts is block diagonal) at
+    /// a moderate tolerance (1e-4 … 1e-5) they cost a fraction of the Newton's LU; at tight
+    /// tolerances they grow long, and on a hyperstatic pile at `tol = 1e-8` neither solver
+    /// passes.
     GaussSeidel,
 }
 
