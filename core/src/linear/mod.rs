@@ -111,8 +111,9 @@ struct Dense {
 /// Unblocked LU with partial pivoting of the column-major `n × n` matrix `a`, in place
 /// (`P A = L U`: `L` unit lower triangular below the diagonal, `U` on and above it; row `i` of
 /// `P A` is row `perm[i]` of `A`). Returns the number of row transpositions. A zero pivot is
-/// left in `U` (its solves give non-finite values, which the callers detect).
-fn dense_lu(a: &mut [f64], n: usize, perm: &mut [usize]) -> usize {
+/// left in `U` (its solves give non-finite values, which the callers detect). Allocates
+/// nothing: also for small dense blocks elsewhere (the solvers' block-diagonal inverses).
+pub fn dense_lu(a: &mut [f64], n: usize, perm: &mut [usize]) -> usize {
     for (i, p) in perm.iter_mut().enumerate() {
         *p = i;
     }
@@ -157,7 +158,7 @@ fn dense_lu(a: &mut [f64], n: usize, perm: &mut [usize]) -> usize {
 }
 
 /// Solve `A x = b` in place with the factors of [`dense_lu`] (`work`: `n` scratch entries).
-fn dense_solve_in_place(lu: &[f64], n: usize, perm: &[usize], b: &mut [f64], work: &mut [f64]) {
+pub fn dense_solve_in_place(lu: &[f64], n: usize, perm: &[usize], b: &mut [f64], work: &mut [f64]) {
     for (w, &p) in work.iter_mut().zip(perm) {
         *w = b[p];
     }

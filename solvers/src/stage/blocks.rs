@@ -7,14 +7,15 @@
 //! contact-space Gauss–Seidel ([`super::settle`]) needs once per contact, where a sparse LU
 //! solve would cost a pass over all `n` unknowns per contact.
 
+use saltus_core::linear::{dense_lu, dense_solve_in_place};
 use sprs::CsMat;
 
-/// Largest block inverted densely (a frame node has 6 unknowns; a node with its own
+/// Largest block factorized densely (a frame node has 6 unknowns; a node with its own
 /// single-node constraints a few more). A larger coupled group: not block diagonal for us.
 pub(super) const MAX_BLOCK: usize = 24;
 
-/// `A⁻¹` of a block-diagonal `A`, stored as one dense inverse per block (the connected
-/// components of `A`'s nonzero entries). Its arrays are reused from one [`BlockInverse::rebuild`]
+/// `A⁻¹` of a block-diagonal `A`, stored as the dense LU factors of each block (the connected
+/// components of `A`'s nonzero entries; `saltus_core::linear::dense_lu`). Its arrays are reused from one [`BlockInverse::rebuild`]
 /// to the next: no allocation once they have grown to the model.
 #[derive(Debug, Default)]
 pub(super) struct BlockInverse {
@@ -26,10 +27,12 @@ pub(super) struct BlockInverse {
     start: Vec<usize>,
     /// Unknowns, grouped by block, ascending within a block.
     members: Vec<usize>,
-    /// Per block: start of its dense inverse (column major) in `inv`.
-    inv_start: Vec<usize>,
-    /// The blocks' inverses.
-    inv: Vec<f64>,
+    /// Per block: start of its dense factors (column major) in `lu`.
+    lu_start: Vec<usize>,
+    /// The blocks' LU factors.
+    lu: Vec<f64>,
+    /// Per unknown (grouped as `members`): its block's row permutation, local indices.
+    perm: Vec<usize>,
     /// Build scratch: union–find parents.
     parent: Vec<usize>,
     /// The matrix of the last rebuild: its pattern generation, values and outcome (a rebuild
@@ -102,17 +105,17 @@ impl BlockInverse {
         if self.start.iter().any(|&s| s > MAX_BLOCK) {
             return false;
         }
-        self.inv_start.clear();
+        self.lu_start.clear();
         let (mut s0, mut v0) = (0, 0);
         for k in 0..self.start.len() {
             let s = self.start[k];
             self.start[k] = s0;
-            self.inv_start.push(v0);
+            self.lu_start.push(v0);
             s0 += s;
             v0 += s * s;
         }
         self.start.push(s0);
-        self.inv_start.push(v0);
+        self.lu_start.push(v0);
         self.members.clear();
         self.members.resize(n, 0);
         self.pos.clear();
@@ -126,9 +129,11 @@ impl BlockInverse {
             self.members[parent[b]] = i;
             parent[b] += 1;
         }
-        // Each block densely, then inverted in place.
-        self.inv.clear();
-        self.inv.resize(v0, 0.0);
+        // Each block densely, then factorized in place.
+        self.lu.clear();
+        self.lu.resize(v0, 0.0);
+        self.perm.clear();
+        self.perm.resize(n, 0);
         for (outer, lane) in a.outer_iterator().enumerate() {
             for (inner, &v) in lane.iter() {
                 let (row, col) = if a.is_csc() {
@@ -139,39 +144,45 @@ impl BlockInverse {
                 let b = self.block[col];
                 if self.block[row] == b {
                     let s = self.start[b + 1] - self.start[b];
-                    self.inv[self.inv_start[b] + self.pos[col] * s + self.pos[row]] += v;
+                    self.lu[self.lu_start[b] + self.pos[col] * s + self.pos[row]] += v;
                 }
             }
         }
         for b in 0..self.start.len() - 1 {
-            let s = self.start[b + 1] - self.start[b];
-            if !invert(
-                &mut self.inv[self.inv_start[b]..self.inv_start[b] + s * s],
-                s,
-            ) {
+            let (p0, s) = (self.start[b], self.start[b + 1] - self.start[b]);
+            let lu = &mut self.lu[self.lu_start[b]..self.lu_start[b] + s * s];
+            dense_lu(lu, s, &mut self.perm[p0..p0 + s]);
+            // A zero (or non-finite) pivot: singular; a non-finite entry: unusable.
+            let pivots_ok = (0..s).all(|k| lu[k * s + k] != 0.0 && lu[k * s + k].is_finite());
+            if !pivots_ok || !lu.iter().all(|v| v.is_finite()) {
                 return false;
             }
         }
         true
     }
 
-    /// Block `b`'s size and dense inverse.
-    fn inverse(&self, b: usize) -> (usize, &[f64]) {
-        let s = self.start[b + 1] - self.start[b];
-        (s, &self.inv[self.inv_start[b]..self.inv_start[b] + s * s])
+    /// Block `b`'s size, LU factors and row permutation.
+    fn factors(&self, b: usize) -> (usize, &[f64], &[usize]) {
+        let (p0, s) = (self.start[b], self.start[b + 1] - self.start[b]);
+        (
+            s,
+            &self.lu[self.lu_start[b]..self.lu_start[b] + s * s],
+            &self.perm[p0..p0 + s],
+        )
     }
 
     /// `x ← A⁻¹ x`.
     pub(super) fn solve_in_place(&self, x: &mut [f64]) {
-        let mut local = [0.0; MAX_BLOCK];
+        let (mut local, mut work) = ([0.0; MAX_BLOCK], [0.0; MAX_BLOCK]);
         for b in 0..self.start.len() - 1 {
             let members = &self.members[self.start[b]..self.start[b + 1]];
-            let (s, inv) = self.inverse(b);
+            let (s, lu, perm) = self.factors(b);
             for (k, &i) in members.iter().enumerate() {
                 local[k] = x[i];
             }
+            dense_solve_in_place(lu, s, perm, &mut local[..s], &mut work[..s]);
             for (k, &i) in members.iter().enumerate() {
-                x[i] = (0..s).map(|l| inv[l * s + k] * local[l]).sum();
+                x[i] = local[k];
             }
         }
     }
@@ -180,83 +191,39 @@ impl BlockInverse {
     /// `(unknown, [B_i0, B_i1, B_i2])`: the rows of `Y` in the blocks `B` touches, appended to
     /// `y` (rows of exact zeros left out).
     pub(super) fn apply3(&self, b: &[(usize, [f64; 3])], y: &mut Vec<(usize, [f64; 3])>) {
-        let mut local = [[0.0; 3]; MAX_BLOCK];
+        let mut local = [[0.0; MAX_BLOCK]; 3];
+        let mut work = [0.0; MAX_BLOCK];
         for (k, &(i, _)) in b.iter().enumerate() {
             let blk = self.block[i];
             // Each block once: at its first row in `b`.
             if b[..k].iter().any(|&(j, _)| self.block[j] == blk) {
                 continue;
             }
-            let (s, inv) = self.inverse(blk);
-            for l in local[..s].iter_mut() {
-                *l = [0.0; 3];
+            let (s, lu, perm) = self.factors(blk);
+            for col in local.iter_mut() {
+                col[..s].fill(0.0);
             }
             for &(j, bj) in b {
                 if self.block[j] == blk {
-                    for (k, v) in bj.iter().enumerate() {
-                        local[self.pos[j]][k] += v;
+                    for (col, v) in local.iter_mut().zip(bj) {
+                        col[self.pos[j]] += v;
                     }
                 }
+            }
+            for col in local.iter_mut() {
+                dense_solve_in_place(lu, s, perm, &mut col[..s], &mut work[..s]);
             }
             for (r, &unknown) in self.members[self.start[blk]..self.start[blk + 1]]
                 .iter()
                 .enumerate()
             {
-                let mut row = [0.0; 3];
-                for (l, col) in local[..s].iter().enumerate() {
-                    let a = inv[l * s + r];
-                    for k in 0..3 {
-                        row[k] += a * col[k];
-                    }
-                }
+                let row = [local[0][r], local[1][r], local[2][r]];
                 if row != [0.0; 3] {
                     y.push((unknown, row));
                 }
             }
         }
     }
-}
-
-/// Invert the `s × s` column-major matrix `m` in place (Gauss–Jordan with partial
-/// pivoting, `s ≤ MAX_BLOCK`); `false` when a pivot is zero or a result is not finite.
-fn invert(m: &mut [f64], s: usize) -> bool {
-    // `[m | I]` reduced to `[I | m⁻¹]` by row operations (swaps included: they act on both
-    // halves, so the right half ends as the inverse).
-    let mut inv = [0.0; MAX_BLOCK * MAX_BLOCK];
-    let inv = &mut inv[..s * s];
-    for k in 0..s {
-        inv[k * s + k] = 1.0;
-    }
-    for k in 0..s {
-        let p = (k..s)
-            .max_by(|&i, &j| m[k * s + i].abs().total_cmp(&m[k * s + j].abs()))
-            .unwrap_or(k);
-        let pivot = m[k * s + p];
-        if pivot == 0.0 || !pivot.is_finite() {
-            return false;
-        }
-        if p != k {
-            for c in 0..s {
-                m.swap(c * s + k, c * s + p);
-                inv.swap(c * s + k, c * s + p);
-            }
-        }
-        for c in 0..s {
-            m[c * s + k] /= pivot;
-            inv[c * s + k] /= pivot;
-        }
-        for i in 0..s {
-            let f = m[k * s + i];
-            if i != k && f != 0.0 {
-                for c in 0..s {
-                    m[c * s + i] -= f * m[c * s + k];
-                    inv[c * s + i] -= f * inv[c * s + k];
-                }
-            }
-        }
-    }
-    m.copy_from_slice(inv);
-    m.iter().all(|v| v.is_finite())
 }
 
 #[cfg(test)]
@@ -369,7 +336,7 @@ mod tests {
         let mut x: Vec<f64> = (0..dense.nrows()).map(|i| i as f64).collect();
         let want = dense.clone().try_inverse().unwrap() * nalgebra::DVector::from_column_slice(&x);
         blocks.solve_in_place(&mut x);
-        // Gauss–Jordan with partial pivoting on a 24 × 24 block of the kind above (condition
+        // LU with partial pivoting of a 24 × 24 block of the kind above (condition
         // number of order 10): 1e-12 relative.
         assert!(relative_error(&x, &want) <= 1e-12);
         let mut tri = TriMat::new((3, 3));
@@ -389,7 +356,7 @@ mod tests {
         regular.data_mut()[0] = 3.0;
         assert!(
             blocks.rebuild(&regular, 3),
-            "the changed values are inverted"
+            "the changed values are factorized"
         );
     }
 
@@ -401,16 +368,16 @@ mod tests {
         let (_, sparse) = random(&[6, 3], &mut rng);
         let mut blocks = BlockInverse::default();
         assert!(blocks.rebuild(&sparse, 4));
-        let kept = blocks.inv[0];
-        blocks.inv[0] = 42.0;
+        let kept = blocks.lu[0];
+        blocks.lu[0] = 42.0;
         assert!(blocks.rebuild(&sparse, 4));
-        assert_eq!(blocks.inv[0], 42.0, "kept");
+        assert_eq!(blocks.lu[0], 42.0, "kept");
         assert!(blocks.rebuild(&sparse, 5));
-        assert_eq!(blocks.inv[0], kept, "a new generation: rebuilt");
-        blocks.inv[0] = 42.0;
+        assert_eq!(blocks.lu[0], kept, "a new generation: rebuilt");
+        blocks.lu[0] = 42.0;
         let mut changed = sparse.clone();
         changed.data_mut()[0] *= 1.0 + 1e-15 + f64::EPSILON;
         assert!(blocks.rebuild(&changed, 5));
-        assert_ne!(blocks.inv[0], 42.0, "changed values: rebuilt");
+        assert_ne!(blocks.lu[0], 42.0, "changed values: rebuilt");
     }
 }
