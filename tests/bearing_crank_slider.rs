@@ -13,7 +13,7 @@
 //! of the ideal mechanism, and the recovered ball–race forces are never pulling. Reported,
 //! not asserted: the peak ball–race force. The thesis' ≈ 9 100 N (rigid) and ≈ 2 500 N
 //! (flexible) are not reproduced — after the first crank turn ours are 22.9 kN (rigid) and
-//! 25.8 kN (flexible), and which modelling assumption above accounts for the difference is
+//! 11.2 kN (flexible), and which modelling assumption above accounts for the difference is
 //! not known. That value is sensitive to round-off: the solves that the contact-space
 //! Gauss–Seidel settles (`Stage::settle_contacts`) moved it between 7.0 and 25.8 kN (flexible)
 //! and 22.9 and 23.5 kN (rigid) as the settling changed at the 1e-16 level (2026-11-27), with

@@ -244,6 +244,13 @@ impl ContactRef<'_> {
         self.law.friction + d.extra * (-d.rate * speed).exp()
     }
 
+    /// Rolling or spinning resistance acts (a geometry with couples and `ρ > 0` or `γ_s > 0`):
+    /// at velocity level the contact's couple rows take part beside its three sliding rows.
+    pub fn resists_couples(&self) -> bool {
+        self.geometry.couple_radius().is_some()
+            && (self.law.rolling_resistance > 0.0 || self.law.spinning_resistance > 0.0)
+    }
+
     /// Multipliers at the position stage (`ν_N, ν_T`) and velocity stage (`Λ_N, Λ_T` and, with
     /// couples, `χ_N, χ_T`).
     pub fn n_mult(&self, level: crate::Level) -> usize {

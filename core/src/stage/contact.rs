@@ -473,9 +473,7 @@ pub fn linearized_contact(
         Level::Velocity if c.history.closed && s.admissible => {
             let (gaps, _, _) = velocity_gaps(c, s.nodes, s.prev, &layout);
             check_finite(c, &gaps)?;
-            let resisted = c.geometry.couple_radius().is_some()
-                && (c.law.rolling_resistance > 0.0 || c.law.spinning_resistance > 0.0);
-            (gaps, cx.dv_dv, resisted)
+            (gaps, cx.dv_dv, c.resists_couples())
         }
         _ => return Ok(None),
     };

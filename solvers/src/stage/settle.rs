@@ -36,8 +36,8 @@
 //! sparse LU, and three solves over all unknowns per contact.
 //!
 //! Its work arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones
-//! allocate nothing (`tests/newton_no_alloc.rs`). Contacts with rolling or spinning
-//! resistance are not handled (the stage's error is then returned).
+//! allocate nothing (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling
+//! or spinning resistance takes part is not handled ([`Settled::NotApplicable`]).
 
 use super::blocks::{BlockInverse, MAX_BLOCK};
 use super::{residual_tolerance, Stage, Tolerance};
@@ -100,7 +100,8 @@ pub(super) struct Entry {
 pub enum Settled {
     /// The stage's residual test passed, with this `‖r‖`.
     Passed(f64),
-    /// The test did not pass; the call's point is restored.
+    /// The test did not pass; the state is the sweeps' last iterate if its residual is below
+    /// the call's, else the call's point.
     NotPassed,
     /// Nothing to settle (or contacts it does not handle): nothing assembled or moved.
     NotApplicable,
@@ -121,9 +122,7 @@ pub(super) struct SettleWork {
     contacts: Vec<usize>,
     /// `δ`, the correction of all unknowns from the linearization point.
     delta: Vec<f64>,
-    /// A column of `G_eᵀ`, then of `Y_e` (LU path).
-    column: Vec<f64>,
-    /// The three columns of one `Y_e` (LU path).
+    /// The three columns of `G_eᵀ`, solved into those of `Y_e` (LU path).
     ys: [Vec<f64>; 3],
     /// The contacts taking part.
     entries: Vec<Entry>,
@@ -192,15 +191,12 @@ impl Stage {
                 self.system.active[ie] && model.elements()[ie].as_contact().is_some()
             }),
         );
-        // A velocity stage with a resisted contact taking part is not handled (see
-        // `linearized_contact`): known before anything is assembled.
+        // A velocity stage with a resisted contact taking part (closed and admissible, as in
+        // `linearized_contact`) is not handled: known before anything is assembled.
         let resisted = |ie: usize| {
-            model.elements()[ie].as_contact().is_some_and(|c| {
-                c.history.closed
-                    && self.admissible[ie]
-                    && c.geometry.couple_radius().is_some()
-                    && (c.law.rolling_resistance > 0.0 || c.law.spinning_resistance > 0.0)
-            })
+            model.elements()[ie]
+                .as_contact()
+                .is_some_and(|c| c.history.closed && self.admissible[ie] && c.resists_couples())
         };
         if work.contacts.is_empty()
             || (cx.level == Level::Velocity && work.contacts.iter().any(|&ie| resisted(ie)))
@@ -208,8 +204,8 @@ impl Stage {
             self.settle_work = work;
             return Ok(Settled::NotApplicable);
         }
-        // The call's point, restored if the settling does not pass and does not reach a
-        // smaller residual than `norm_at_call`.
+        // The call's point, restored unless the settling passes or reaches a smaller residual
+        // than `norm_at_call`.
         work.start_unknown.clone_from(&state.unknown);
         work.start_mult.clone_from(&self.mult);
         let mut lu = self.side_lu.take().unwrap_or_default();
@@ -217,7 +213,7 @@ impl Stage {
             &mut lu, &mut work, model, state, cx, tol, step, smooth, update,
         );
         self.side_lu = Some(lu);
-        let keep = matches!(result, Ok((_, norm)) if norm < norm_at_call);
+        let keep = matches!(result, Ok((passed, norm)) if passed || norm < norm_at_call);
         if !keep {
             state.unknown.copy_from_slice(&work.start_unknown);
             self.mult.copy_from_slice(&work.start_mult);
@@ -254,7 +250,6 @@ impl Stage {
         let SettleWork {
             contacts,
             delta,
-            column,
             ys,
             entries,
             rows,
@@ -299,8 +294,7 @@ impl Stage {
                 lu.factorize(&self.system.matrix, self.system.generation)
                     .map_err(linear)?;
                 lu.solve_in_place(delta).map_err(linear)?;
-                // The LU path's columns (every entry is written before it is read).
-                column.resize(n, 0.0);
+                // The LU path's columns (zeroed before each use).
                 for y in ys.iter_mut() {
                     y.resize(n, 0.0);
                 }
@@ -332,12 +326,11 @@ impl Stage {
                     blocks.apply3(jacobian, &mut rows.y);
                 } else {
                     for (k, yk) in ys.iter_mut().enumerate() {
-                        column.fill(0.0);
+                        yk.fill(0.0);
                         for &(g, gj) in jacobian {
-                            column[g] += gj[k];
+                            yk[g] += gj[k];
                         }
-                        lu.solve_in_place(column).map_err(linear)?;
-                        yk.copy_from_slice(column);
+                        lu.solve_in_place(yk).map_err(linear)?;
                     }
                     rows.y.extend(
                         (0..n)
