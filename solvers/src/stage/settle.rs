@@ -26,10 +26,25 @@
 //! A sweep visits the contacts in element order; contact `e` solves
 //! `ḡ = c + W_ee r` (`W_ee = G_e Y_e`, `c` the gaps with its own reaction removed) for
 //! `0 ≤ r_N ⊥ ḡ_N ≥ 0` and Coulomb's cone `‖r_T‖ ≤ μ r_N` ([`local_solve`]) and updates
-//! `δ` by `Y_e Δr_e`. After 8, 16, 32, … sweeps the iterate `u₀ + δ`, `λ_e = r_e/κ` is
-//! tested with the stage's own residual test, so what the fallback returns is a solution the
+//! `δ` by `Y_e Δr_e`. After 8, 16, 32, … sweeps the iterate `u₀ + δ`, `λ_e = r_e/κ` is tested
+//! with the stage's own residual test, so what the fallback returns is a solution the
 //! Newton would accept. Sweeps that converge without passing (position level: the gaps are
 //! nonlinear in `q`) start a new linearization at the iterate reached.
+//!
+//! Run first (`Tolerance::contacts_first`), the sweeps are accelerated as the nonsmooth
+//! nonlinear conjugate gradient of Silcowitz, Niebe and Erleben (2010) does: with `Δr` a
+//! sweep's change of all reactions and `β = ‖Δr_k‖²/‖Δr_{k−1}‖²`, the reactions move on by
+//! `β p` before the next sweep and the direction becomes `p ← β p + Δr`; `β ≥ 1` (the sweeps
+//! not contracting) restarts with `p = Δr`. Each sweep leaves every reaction in its cone, so a
+//! test after it sees admissible reactions. And a test comes before the batch's end when the
+//! residual predicted from the last sweep's reaction change passes. (Granular column
+//! N = 1 000 to 0.5 s: 55 % fewer sweeps, −22 % time per step.)
+//!
+//! Known limit: in a settled pile some linearized problems have no reaction the sweeps reach
+//! (the reactions drift by a constant amount per sweep, the residual sits at 1–2 × the
+//! tolerance through every linearization); the settling then ends `NotPassed` and the Newton
+//! takes over, which may not converge either (`benches/granular.rs -- 27 1 --tol=1e-8`: the
+//! pile stops at t ≈ 0.4 s with either solver first).
 //!
 //! When `A` is block diagonal (no element couples two nodes: free bodies) it is inverted block
 //! by block ([`BlockInverse`]) and `Y_e` touches only the contact's node blocks; otherwise one
@@ -72,6 +87,9 @@ const SWEEP_TOLERANCE: f64 = 1e-13;
 /// plateau: at tol 1e-5 the settling pile of `tests/contact_fallback.rs` needs it.)
 const PLATEAU: f64 = 0.01;
 
+/// A test is brought forward when the predicted `‖r‖` is below this fraction of the tolerance.
+const EARLY: f64 = 0.5;
+
 /// Fixed-point iterations of the local slip problem.
 const MAX_LOCAL: usize = 500;
 
@@ -93,6 +111,10 @@ pub(super) struct Entry {
     w_inv: Option<Matrix3<f64>>,
     /// Reaction `r_e = κλ_e`.
     r: Vector3<f64>,
+    /// The last sweep's change of `r_e`.
+    dr: Vector3<f64>,
+    /// The conjugate direction of the acceleration (`p_e`).
+    p: Vector3<f64>,
 }
 
 /// Outcome of [`Stage::settle_contacts`].
@@ -261,6 +283,12 @@ impl Stage {
         delta.resize(n, 0.0);
         // `‖r‖` at the last iterate tested.
         let mut reached = f64::INFINITY;
+        // The acceleration and the early tests serve the Gauss–Seidel run first (module docs);
+        // the fallback after a Newton failure keeps the plain sweeps and the doubling batches,
+        // whose settlings the fallback's tests were written for. The acceleration stops when
+        // a linearization ends at a plateau.
+        let fast = tol.contacts_first;
+        let mut accelerate = fast;
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -362,58 +390,129 @@ impl Stage {
                     w,
                     w_inv: w.try_inverse(),
                     r,
+                    dr: Vector3::zeros(),
+                    p: Vector3::zeros(),
                 });
             }
 
             // Sweeps, in batches of doubling length; after each batch the stage's own residual
-            // test at `u₀ + δ` (the sweeps' own criterion is only a stopping rule).
+            // test at `u₀ + δ` (the sweeps' own criterion is only a stopping rule). Between
+            // tests, `‖r‖` is predicted from the last sweep's largest reaction change (their
+            // ratio at the last test): a test is brought forward to the sweep where the
+            // prediction passes with a margin (`EARLY`), which saves most of the batch that
+            // would have run past the solution. The prediction only schedules tests.
             state.saved_unknown.copy_from_slice(&state.unknown);
             self.saved_mult.copy_from_slice(&self.mult);
             let (mut done, mut batch) = (0, FIRST_BATCH);
             let mut last_norm = f64::INFINITY;
+            // `‖r‖` per unit of reaction change, and the residual tolerance, at the last test.
+            let (mut per_change, mut target) = (None::<f64>, 0.0);
+            let (mut squared_prev, mut pending) = (0.0f64, None::<f64>);
             while done < MAX_SWEEPS {
                 let mut still = false;
+                let mut change = 0.0;
                 for _ in 0..batch {
                     done += 1;
                     self.summary.settle_sweeps += 1;
-                    if !sweep(entries, rows, delta) {
+                    if let Some(beta) = pending.take() {
+                        // `r ← r + β p`, `δ ← δ + Y β p`, `p ← β p + Δr`.
+                        for e in entries.iter_mut() {
+                            let a = beta * e.p;
+                            e.r += a;
+                            for &(i, yi) in &rows.y[e.y.0..e.y.1] {
+                                delta[i] += yi[0] * a[0] + yi[1] * a[1] + yi[2] * a[2];
+                            }
+                            e.p = a + e.dr;
+                        }
+                    }
+                    let (moving, squared);
+                    (moving, change, squared) = sweep(entries, rows, delta);
+                    if !moving {
                         break;
                     }
+                    // The acceleration's step `β p` (applied before the next sweep, so that a
+                    // test sees the sweep's own reactions, inside their cones), or a restart.
+                    let beta = squared / squared_prev;
+                    squared_prev = squared;
+                    if accelerate && beta < 1.0 {
+                        pending = Some(beta);
+                    } else {
+                        for e in entries.iter_mut() {
+                            e.p = e.dr;
+                        }
+                    }
                     still = true;
-                }
-                // The iterate `u₀ + δ`, `λ_e = r_e/κ` (zero for contacts taking no part and for
-                // the couples).
-                for &ie in contacts {
-                    let (m0, m) = self.system.mult_range[ie];
-                    for k in 0..m {
-                        delta[nd + m0 + k] = -self.saved_mult[m0 + k];
+                    if fast && per_change.is_some_and(|k| k * change <= EARLY * target) {
+                        let (norm, tol_r) = self.test_iterate(
+                            model, state, cx, tol, step, smooth, update, contacts, entries, delta,
+                        )?;
+                        if norm <= tol_r {
+                            return Ok((true, norm));
+                        }
+                        (per_change, target) = (Some(norm / change), tol_r);
                     }
                 }
-                for e in entries.iter() {
-                    for k in 0..3 {
-                        delta[e.mult + k] += e.r[k] / cx.k;
-                    }
+                let (norm, tol_r) = self.test_iterate(
+                    model, state, cx, tol, step, smooth, update, contacts, entries, delta,
+                )?;
+                reached = norm;
+                if norm <= tol_r {
+                    return Ok((true, norm));
                 }
-                std::mem::swap(&mut self.delta, delta);
-                self.set_iterate(state, 1.0);
-                std::mem::swap(&mut self.delta, delta);
-                update(state);
-                let norms = self.assemble_residual(model, state, cx, step, smooth)?;
-                reached = norms.norm;
-                if norms.norm <= residual_tolerance(tol, cx, state, norms.reference) {
-                    return Ok((true, norms.norm));
+                if change > 0.0 {
+                    (per_change, target) = (Some(norm / change), tol_r);
                 }
                 let plateau =
-                    last_norm.is_finite() && (norms.norm - last_norm).abs() <= PLATEAU * last_norm;
+                    last_norm.is_finite() && (norm - last_norm).abs() <= PLATEAU * last_norm;
                 if !still || plateau {
                     // Converged sweeps that do not pass: a new linearization.
+                    accelerate &= !plateau;
                     break;
                 }
-                last_norm = norms.norm;
+                last_norm = norm;
                 batch *= 2;
             }
         }
         Ok((false, reached))
+    }
+
+    /// Set the iterate `u₀ + δ`, `λ_e = r_e/κ` (zero for contacts taking no part and for the
+    /// couples) and assemble its residual: `(‖r‖, the stage's tolerance on it)`.
+    #[allow(clippy::too_many_arguments)]
+    fn test_iterate(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        update: &mut dyn FnMut(&mut State),
+        contacts: &[usize],
+        entries: &[Entry],
+        delta: &mut Vec<f64>,
+    ) -> Result<(f64, f64), SolveError> {
+        let nd = self.system.n_node_dofs;
+        for &ie in contacts {
+            let (m0, m) = self.system.mult_range[ie];
+            for k in 0..m {
+                delta[nd + m0 + k] = -self.saved_mult[m0 + k];
+            }
+        }
+        for e in entries {
+            for k in 0..3 {
+                delta[e.mult + k] += e.r[k] / cx.k;
+            }
+        }
+        std::mem::swap(&mut self.delta, delta);
+        self.set_iterate(state, 1.0);
+        std::mem::swap(&mut self.delta, delta);
+        update(state);
+        let norms = self.assemble_residual(model, state, cx, step, smooth)?;
+        Ok((
+            norms.norm,
+            residual_tolerance(tol, cx, state, norms.reference),
+        ))
     }
 
     /// Contact `ie`'s linearization at the current iterate (`None`: it takes no part).
@@ -449,10 +548,11 @@ impl Stage {
     }
 }
 
-/// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ`; `false` when the largest
-/// reaction change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged).
-fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> bool {
-    let (mut change, mut size) = (0.0f64, 0.0f64);
+/// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ`:
+/// `(moving, the largest reaction change)`, `moving` false when that change was below
+/// [`SWEEP_TOLERANCE`] of the largest reaction (converged).
+fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> (bool, f64, f64) {
+    let (mut change, mut size, mut squared) = (0.0f64, 0.0f64, 0.0);
     for e in entries.iter_mut() {
         let mut g = e.gaps;
         for &(i, gi) in &rows.jacobian[e.jacobian.0..e.jacobian.1] {
@@ -469,10 +569,12 @@ fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> bool {
             }
         }
         e.r = r;
+        e.dr = dr;
+        squared += dr.norm_squared();
         change = change.max(dr.amax());
         size = size.max(r.amax());
     }
-    change > SWEEP_TOLERANCE * size
+    (change > SWEEP_TOLERANCE * size, change, squared)
 }
 
 /// Projection onto Coulomb's cone `K_μ = {r : ‖r_T‖ ≤ μ r_N}`.
