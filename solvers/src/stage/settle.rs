@@ -367,14 +367,17 @@ impl Stage {
                     );
                 }
                 let y = &rows.y[y0..];
-                let y_at = |g: usize, l: usize| {
-                    y.iter()
-                        .find(|&&(i, _)| i == g)
-                        .map_or(0.0, |&(_, yi)| yi[l])
-                };
-                let w = Matrix3::from_fn(|k, l| {
-                    jacobian.iter().map(|&(g, gj)| gj[k] * y_at(g, l)).sum()
-                });
+                // `W_ee = G_e Y_e`: each column of `G_e` meets its row of `Y_e` (if any) once.
+                let mut w = Matrix3::zeros();
+                for &(g, gj) in jacobian {
+                    if let Some(&(_, yg)) = y.iter().find(|&&(i, _)| i == g) {
+                        for k in 0..3 {
+                            for l in 0..3 {
+                                w[(k, l)] += gj[k] * yg[l];
+                            }
+                        }
+                    }
+                }
                 let (m0, m) = self.system.mult_range[ie];
                 let lam = &self.mult[m0..m0 + m.min(3)];
                 let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
