@@ -90,6 +90,35 @@ impl LevelSystem {
         elements: &[Box<dyn Element>],
         generation: u64,
     ) -> Self {
+        Self::build(level, nodes, numbering, elements, generation, &|_| true)
+    }
+
+    /// The system of [`LevelSystem::new`] — the same unknowns, multipliers and element unknown
+    /// lists — with the matrix pattern of the elements that `leave_out` does not name: those
+    /// scatter residuals, but their Hessian blocks have no slot (nothing is added). A stage
+    /// solved without some of its elements in the matrix (the contact-space Gauss–Seidel:
+    /// `A` of the bodies alone) then zeroes, scans and factorizes their pattern only.
+    pub fn without(
+        level: Level,
+        nodes: &[NodeDef],
+        numbering: &NodeNumbering,
+        elements: &[Box<dyn Element>],
+        generation: u64,
+        leave_out: &dyn Fn(&dyn Element) -> bool,
+    ) -> Self {
+        let keep = |ie: usize| !leave_out(elements[ie].as_ref());
+        Self::build(level, nodes, numbering, elements, generation, &keep)
+    }
+
+    /// [`LevelSystem::new`] with the matrix pattern of the elements `in_pattern` accepts.
+    fn build(
+        level: Level,
+        nodes: &[NodeDef],
+        numbering: &NodeNumbering,
+        elements: &[Box<dyn Element>],
+        generation: u64,
+        in_pattern: &dyn Fn(usize) -> bool,
+    ) -> Self {
         let mut mult_range = Vec::with_capacity(elements.len());
         let mut active = Vec::with_capacity(elements.len());
         let mut n_mult = 0;
@@ -138,8 +167,9 @@ impl LevelSystem {
             .collect();
         group_start.sort_unstable();
         group_start.push(n);
+        let in_pattern: Vec<bool> = (0..elements.len()).map(in_pattern).collect();
         let (matrix, slot_start, slots, max_local) =
-            block_pattern(n, &group_start, &dof_range, &dofs);
+            block_pattern(n, &group_start, &dof_range, &dofs, &in_pattern);
         // Index of entry (r, c) in the value array (present by construction).
         let slot = |r: usize, c: usize| -> usize {
             let (lo, hi) = (matrix.indptr().index(c), matrix.indptr().index(c + 1));
@@ -293,12 +323,14 @@ impl LevelSystem {
 /// sorting a few group indices per group instead of tens of rows per column — a topology change
 /// at run time (contacts found every step) rebuilds this. Returns the matrix (zero values),
 /// each element's first slot, the slots (column-major local blocks, [`NO_SLOT`] on fixed rows
-/// and columns) and the largest local size.
+/// and columns, and everywhere for an element not `in_pattern`: it adds nothing to the
+/// pattern) and the largest local size.
 fn block_pattern(
     n: usize,
     group_start: &[usize],
     dof_range: &[(usize, usize)],
     dofs: &[usize],
+    in_pattern: &[bool],
 ) -> (CsMat<f64>, Vec<usize>, Vec<u32>, usize) {
     let n_groups = group_start.len() - 1;
     let size = |g: usize| group_start[g + 1] - group_start[g];
@@ -309,8 +341,9 @@ fn block_pattern(
     // Each element's groups (sorted, distinct), contiguous.
     let mut elem_groups: Vec<u32> = Vec::with_capacity(dofs.len());
     let mut elem_range = Vec::with_capacity(dof_range.len());
-    for &(a, b) in dof_range {
+    for (&(a, b), &kept) in dof_range.iter().zip(in_pattern) {
         let g0 = elem_groups.len();
+        let b = if kept { b } else { a };
         elem_groups.extend(
             dofs[a..b]
                 .iter()
@@ -413,6 +446,10 @@ fn block_pattern(
         let nl = b - a;
         max_local = max_local.max(nl);
         slots.resize(start + nl * nl, NO_SLOT);
+        if ga == gb {
+            // Left out of the pattern (or only on fixed nodes): no slot.
+            continue;
+        }
         let own = &elem_groups[ga..gb];
         row_group.clear();
         row_group.extend(dofs[a..b].iter().map(|&r| {
@@ -458,9 +495,10 @@ mod tests {
         n: usize,
         dof_range: &[(usize, usize)],
         dofs: &[usize],
+        in_pattern: &[bool],
     ) -> (Vec<usize>, Vec<usize>, Vec<u32>) {
         let mut entries: Vec<(usize, usize)> = (0..n).map(|c| (c, c)).collect();
-        for &(a, b) in dof_range {
+        for (&(a, b), _) in dof_range.iter().zip(in_pattern).filter(|(_, &k)| k) {
             for &c in dofs[a..b].iter().filter(|&&d| d != FIXED) {
                 for &r in dofs[a..b].iter().filter(|&&d| d != FIXED) {
                     entries.push((c, r));
@@ -478,10 +516,10 @@ mod tests {
         }
         let indices: Vec<usize> = entries.iter().map(|&(_, r)| r).collect();
         let mut slots = Vec::new();
-        for &(a, b) in dof_range {
+        for (&(a, b), &kept) in dof_range.iter().zip(in_pattern) {
             for &c in &dofs[a..b] {
                 for &r in &dofs[a..b] {
-                    slots.push(if c == FIXED || r == FIXED {
+                    slots.push(if c == FIXED || r == FIXED || !kept {
                         NO_SLOT
                     } else {
                         let k = entries.binary_search(&(c, r)).unwrap();
@@ -494,8 +532,8 @@ mod tests {
     }
 
     /// Random layouts — nodes of 3 or 6 unknowns, some fixed, elements on one to three nodes
-    /// (a node listed twice included) with 0–6 multipliers, some groups untouched — give the
-    /// reference's pattern and slots exactly.
+    /// (a node listed twice included) with 0–6 multipliers, some groups untouched, some
+    /// elements left out of the pattern — give the reference's pattern and slots exactly.
     #[test]
     fn block_pattern_is_the_union_of_the_element_blocks() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -505,7 +543,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % m as u64) as usize
         };
-        for _ in 0..200 {
+        for layout in 0..200 {
             let n_nodes = 1 + next(12);
             // Node groups (None: fixed).
             let mut nodes = Vec::new();
@@ -549,9 +587,13 @@ mod tests {
             }
             n += m_total;
             group_start.push(n);
+            // Every fourth layout leaves some elements out of the pattern.
+            let in_pattern: Vec<bool> = (0..n_elements)
+                .map(|_| layout % 4 != 3 || next(2) == 0)
+                .collect();
             let (matrix, slot_start, slots, max_local) =
-                block_pattern(n, &group_start, &dof_range, &dofs);
-            let (indptr, indices, expected) = reference(n, &dof_range, &dofs);
+                block_pattern(n, &group_start, &dof_range, &dofs, &in_pattern);
+            let (indptr, indices, expected) = reference(n, &dof_range, &dofs, &in_pattern);
             assert_eq!(matrix.indptr().raw_storage(), &indptr[..]);
             assert_eq!(matrix.indices(), &indices[..]);
             assert_eq!(slots, expected);

@@ -50,8 +50,12 @@
 //! by block ([`BlockInverse`]) and `Y_e` touches only the contact's node blocks; otherwise one
 //! sparse LU, and three solves over all unknowns per contact.
 //!
-//! Its work arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones
-//! allocate nothing (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling
+//! `A` is assembled into a system of the settling's own, with the stage's unknowns but the
+//! contacts left out of the matrix pattern (`LevelSystem::without`), rebuilt with the stage's
+//! pattern: zeroing, scanning and factorizing it costs the bodies' entries alone (a granular
+//! column N = 1 000 has 2 500 contacts whose blocks are most of the stage pattern). Its work
+//! arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones allocate
+//! nothing until the element set changes (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling
 //! or spinning resistance takes part is not handled ([`Settled::NotApplicable`]).
 
 use super::blocks::{BlockInverse, MAX_BLOCK};
@@ -59,7 +63,7 @@ use super::{residual_tolerance, Stage, Tolerance};
 use crate::error::SolveError;
 use crate::state::State;
 use nalgebra::{Matrix3, Vector3};
-use saltus_core::assembly::FIXED;
+use saltus_core::assembly::{LevelSystem, FIXED};
 use saltus_core::constraint::MAX_DOFS;
 use saltus_core::linear::Lu;
 use saltus_core::stage::linearized_contact;
@@ -152,7 +156,16 @@ pub(super) struct SettleWork {
     rows: Rows,
     /// `A⁻¹` by blocks, when `A` is block diagonal.
     blocks: BlockInverse,
+    /// The stage's system with the contacts out of the matrix pattern (the bodies' `A` zeroed,
+    /// scanned and factorized alone), for the model topology and stage pattern generation it
+    /// was built for.
+    system: Option<((u64, u64), LevelSystem)>,
+    /// Builds of `system` with a new pattern (its generations, apart from the stage's).
+    generation: u64,
 }
+
+/// The generations of the settling's own systems (`SettleWork::system`): above the stage's.
+const SETTLE_GENERATION: u64 = 1 << 63;
 
 /// The sparse rows of every contact's `G_e` and `Y_e`, one array each (contiguous for the
 /// sweeps): `(global unknown, [three columns])`.
@@ -173,9 +186,10 @@ impl Stage {
     /// taking part; [`Settled::NotPassed`] when the settling did not pass the test within 20
     /// linearizations of 4 000 sweeps at most. After `NotPassed` the state and multipliers are
     /// the sweeps' last iterate if its `‖r‖` is below `norm_at_call` (the residual at the call),
-    /// else those of the call again (`update` applied), as after an error; the stage matrix
-    /// then holds the other elements' values alone: a fresh assembly is needed before it
-    /// serves.
+    /// else those of the call again (`update` applied), as after an error. The settling
+    /// assembles into a system of its own (the contacts out of the matrix pattern): the
+    /// stage's matrix and right-hand side are those of its last assembly before the call, and
+    /// a fresh assembly is needed before they serve.
     #[allow(clippy::too_many_arguments)]
     pub fn settle_contacts(
         &mut self,
@@ -230,11 +244,37 @@ impl Stage {
         // than `norm_at_call`.
         work.start_unknown.clone_from(&state.unknown);
         work.start_mult.clone_from(&self.mult);
+        // The system without the contacts' pattern, in place of the stage's for the settling
+        // (same unknowns, multipliers and element unknown lists).
+        let key = (model.topology(), self.system.generation);
+        if work.system.as_ref().is_none_or(|(k, _)| *k != key) {
+            let mut system = LevelSystem::without(
+                self.level,
+                model.nodes(),
+                &state.numbering,
+                model.elements(),
+                0,
+                &|e| e.as_contact().is_some(),
+            );
+            match &work.system {
+                Some((_, old)) if system.same_pattern(old) => system.generation = old.generation,
+                _ => {
+                    work.generation += 1;
+                    system.generation = SETTLE_GENERATION + work.generation;
+                }
+            }
+            work.system = Some((key, system));
+        }
+        let (_, own) = work.system.as_mut().expect("built above");
+        own.active.copy_from_slice(&self.system.active);
+        std::mem::swap(&mut self.system, own);
         let mut lu = self.side_lu.take().unwrap_or_default();
         let result = self.settle_with(
             &mut lu, &mut work, model, state, cx, tol, step, smooth, update,
         );
         self.side_lu = Some(lu);
+        let (_, own) = work.system.as_mut().expect("built above");
+        std::mem::swap(&mut self.system, own);
         let keep = matches!(result, Ok((passed, norm)) if passed || norm < norm_at_call);
         if !keep {
             state.unknown.copy_from_slice(&work.start_unknown);
@@ -242,7 +282,7 @@ impl Stage {
             update(state);
         }
         self.settle_work = work;
-        // The matrix values are the other elements' alone: no reuse of them.
+        // The stage's matrix is not that of the point reached: no reuse of it.
         self.factorized_for = None;
         match result? {
             (true, norm) => {
