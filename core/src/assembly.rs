@@ -406,7 +406,15 @@ fn block_pattern(
         list.push((lo, lo + k));
     }
     let mut indptr = Vec::with_capacity(n + 1);
-    let mut indices = Vec::new();
+    // Sized once: a column of group g has the rows of its row groups (or its diagonal).
+    let nnz: usize = (0..n_groups)
+        .map(|g| {
+            let (lo, hi) = list[g];
+            let rows: usize = rows_of[lo..hi].iter().map(|&r| size(r as usize)).sum();
+            size(g) * rows.max(1)
+        })
+        .sum();
+    let mut indices = Vec::with_capacity(nnz);
     indptr.push(0);
     for g in 0..n_groups {
         let (lo, hi) = list[g];
@@ -435,7 +443,7 @@ fn block_pattern(
     // is at `indptr[c] + offset of R in G's column + (r − start of R)`.
     let indptr = matrix.indptr();
     let mut slot_start = Vec::with_capacity(dof_range.len());
-    let mut slots = Vec::new();
+    let mut slots = Vec::with_capacity(dof_range.iter().map(|&(a, b)| (b - a) * (b - a)).sum());
     let mut max_local = 0;
     // Per local row: the position of its group among the element's groups; per element
     // group: the value index of its first row in the current column, and that row.

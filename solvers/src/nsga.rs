@@ -157,8 +157,12 @@ impl Nsga {
             })?;
         let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
         let smooth_mults = smooth.n_multipliers();
-        let position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
-        let velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
+        let mut position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
+        let mut velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
+        // Solved by the Gauss–Seidel first, their Newton seldom needs the contacts' pattern.
+        let gauss_seidel = opts.contact_solver == ContactSolver::GaussSeidel;
+        position.defer_contact_pattern(gauss_seidel);
+        velocity.defer_contact_pattern(gauss_seidel);
         let n = model.nodes().len();
         let kinds = model.nodes().iter().map(|d| d.kind).collect();
         let free = model.nodes().iter().map(|d| !d.fixed).collect();

@@ -49,6 +49,9 @@ impl Stage {
         smooth: Option<&Stage>,
         terms: MatrixTerms,
     ) -> Result<ResidualNorms, SolveError> {
+        if terms != MatrixTerms::None && !self.settling {
+            self.full_pattern(model, state);
+        }
         if state.parallel.is_some() && model.elements().len() >= PARALLEL_MIN_ELEMENTS {
             return self.assemble_parallel(model, state, cx, step, smooth, terms);
         }

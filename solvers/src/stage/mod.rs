@@ -245,6 +245,14 @@ pub struct Stage {
     side_lu: Option<Lu>,
     /// Work arrays of [`Stage::settle_contacts`].
     settle_work: settle::SettleWork,
+    /// Build the contacts' part of the matrix pattern only when a Hessian assembly needs it
+    /// ([`Stage::defer_contact_pattern`]).
+    defer_contact_pattern: bool,
+    /// The system's pattern leaves the contacts out ([`LevelSystem::without`]) until a
+    /// Hessian assembly with them (`Stage::full_pattern`).
+    pattern_pending: bool,
+    /// Inside [`Stage::settle_contacts`], which assembles the matrix without the contacts.
+    settling: bool,
     /// Per element: its contact takes part in the current problem ([`Stage::set_admissible`]).
     admissible: Vec<bool>,
     /// Constant term added to the node rows of the residual ([`Stage::constant_residual_mut`];
@@ -316,6 +324,9 @@ impl Stage {
             factorized_for: None,
             side_lu: None,
             settle_work: Default::default(),
+            defer_contact_pattern: false,
+            pattern_pending: false,
+            settling: false,
             admissible: Vec::new(),
             constant: Vec::new(),
             memos: Vec::new(),
@@ -397,13 +408,26 @@ impl Stage {
         if !self.is_stale(model) {
             return Ok(());
         }
-        let mut system = LevelSystem::new(
-            self.level,
-            model.nodes(),
-            &state.numbering,
-            model.elements(),
-            self.system.generation + 1,
-        );
+        let defer =
+            self.defer_contact_pattern && matches!(self.level, Level::Position | Level::Velocity);
+        let mut system = if defer {
+            LevelSystem::without(
+                self.level,
+                model.nodes(),
+                &state.numbering,
+                model.elements(),
+                self.system.generation + 1,
+                &|e| e.as_contact().is_some(),
+            )
+        } else {
+            LevelSystem::new(
+                self.level,
+                model.nodes(),
+                &state.numbering,
+                model.elements(),
+                self.system.generation + 1,
+            )
+        };
         // Elements that do not take part in this stage (e.g. contacts at the smooth stage)
         // leave the matrix pattern as it was: keep its LU analysis and pivot order.
         if system.same_pattern(&self.system) {
@@ -421,7 +445,40 @@ impl Stage {
         }
         self.install(Some(system), model)?;
         self.mult = mult;
+        self.pattern_pending = defer && self.has_contacts;
         Ok(())
+    }
+
+    /// Build a correction stage's contact pattern only when a Hessian assembly with the
+    /// contacts needs it: after each topology change the stage's pattern leaves the contacts
+    /// out ([`LevelSystem::without`]) until then. For a stage solved by the contact-space
+    /// Gauss–Seidel first (`ContactSolver::GaussSeidel`), whose Newton seldom runs: a granular
+    /// model changes its contact set nearly every step, and the contacts' blocks are most of
+    /// the pattern.
+    pub fn defer_contact_pattern(&mut self, on: bool) {
+        self.defer_contact_pattern = on;
+    }
+
+    /// Complete a pattern left without the contacts (`pattern_pending`): the same unknowns,
+    /// multipliers and unknown lists, all elements' blocks.
+    pub(super) fn full_pattern(&mut self, model: &Model, state: &State) {
+        if !self.pattern_pending {
+            return;
+        }
+        let mut system = LevelSystem::new(
+            self.level,
+            model.nodes(),
+            &state.numbering,
+            model.elements(),
+            self.system.generation + 1,
+        );
+        if system.same_pattern(&self.system) {
+            system.generation = self.system.generation;
+        }
+        system.active.copy_from_slice(&self.system.active);
+        self.system = system;
+        self.factorized_for = None;
+        self.pattern_pending = false;
     }
 
     /// The stage's name.

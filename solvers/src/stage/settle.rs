@@ -246,8 +246,10 @@ impl Stage {
         work.start_mult.clone_from(&self.mult);
         // The system without the contacts' pattern, in place of the stage's for the settling
         // (same unknowns, multipliers and element unknown lists).
+        // (A stage whose pattern leaves the contacts out already is that system.)
+        let own_system = !self.pattern_pending;
         let key = (model.topology(), self.system.generation);
-        if work.system.as_ref().is_none_or(|(k, _)| *k != key) {
+        if own_system && work.system.as_ref().is_none_or(|(k, _)| *k != key) {
             let mut system = LevelSystem::without(
                 self.level,
                 model.nodes(),
@@ -265,16 +267,22 @@ impl Stage {
             }
             work.system = Some((key, system));
         }
-        let (_, own) = work.system.as_mut().expect("built above");
-        own.active.copy_from_slice(&self.system.active);
-        std::mem::swap(&mut self.system, own);
+        if own_system {
+            let (_, own) = work.system.as_mut().expect("built above");
+            own.active.copy_from_slice(&self.system.active);
+            std::mem::swap(&mut self.system, own);
+        }
         let mut lu = self.side_lu.take().unwrap_or_default();
+        self.settling = true;
         let result = self.settle_with(
             &mut lu, &mut work, model, state, cx, tol, step, smooth, update,
         );
+        self.settling = false;
         self.side_lu = Some(lu);
-        let (_, own) = work.system.as_mut().expect("built above");
-        std::mem::swap(&mut self.system, own);
+        if own_system {
+            let (_, own) = work.system.as_mut().expect("built above");
+            std::mem::swap(&mut self.system, own);
+        }
         let keep = matches!(result, Ok((passed, norm)) if passed || norm < norm_at_call);
         if !keep {
             state.unknown.copy_from_slice(&work.start_unknown);
