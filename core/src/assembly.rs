@@ -1,9 +1,9 @@
 //! Sparse assembly of one level's residual and iteration matrix.
 //!
 //! The sparsity pattern is built once per topology (element set and fixed nodes): the union of
-//! every element's dense local block over its global unknowns, in CSC form, and a *slot map*
-//! records, for each local entry `(i, j)`, its index in the
-//! CSC value array. Each Newton iteration then zeroes the values and scatters the element blocks
+//! every element's dense local block over its global unknowns (of the elements in the pattern:
+//! [`LevelSystem::without`] leaves some out), in CSC form, and a *slot map* records, for each
+//! local entry `(i, j)`, its index in the CSC value array. Each Newton iteration then zeroes the values and scatters the element blocks
 //! in place: no allocation, no sorting (architecture.md §2.4).
 //!
 //! Global unknown order of a level: the free nodes' unknowns (node order), then the
@@ -17,7 +17,8 @@ use sprs::CsMat;
 /// Marks a local unknown that has no global unknown (fixed node).
 pub const FIXED: usize = usize::MAX;
 
-/// Marks a local block entry with no matrix value (a fixed row or column).
+/// Marks a local block entry with no matrix value (a fixed row or column, or an element left
+/// out of the pattern).
 const NO_SLOT: u32 = u32::MAX;
 
 /// Numbering of the node unknowns shared by all levels.
@@ -79,6 +80,9 @@ pub struct LevelSystem {
     pub generation: u64,
     /// CSC value index of each multiplier's diagonal entry.
     mult_diag_slots: Vec<usize>,
+    /// Per element: its block is in the pattern ([`LevelSystem::without`] leaves some out; a
+    /// Hessian scattered for one of those would be lost, which debug builds refuse).
+    in_pattern: Vec<bool>,
 }
 
 impl LevelSystem {
@@ -180,6 +184,7 @@ impl LevelSystem {
         let mult_diag_slots = (n_node_dofs..n).map(|i| slot(i, i)).collect();
         Self {
             mult_diag_slots,
+            in_pattern,
             level,
             n,
             n_node_dofs,
@@ -271,6 +276,10 @@ impl LevelSystem {
                 self.rhs[*g] += v;
             }
         }
+        debug_assert!(
+            self.in_pattern[e],
+            "Hessian of element {e}, left out of the pattern"
+        );
         let s0 = self.slot_start[e];
         let data = self.matrix.data_mut();
         for (slots, col) in self.slots[s0..s0 + n * n]
@@ -297,6 +306,10 @@ impl LevelSystem {
             }
         }
         if let Some(h) = hessian {
+            debug_assert!(
+                self.in_pattern[e],
+                "Hessian of element {e}, left out of the pattern"
+            );
             let s0 = self.slot_start[e];
             let data = self.matrix.data_mut();
             let ld = h.nrows();

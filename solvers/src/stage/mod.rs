@@ -215,7 +215,9 @@ pub struct StageSummary {
 pub struct Stage {
     name: String,
     level: Level,
-    /// Pattern, slot map, matrix values and right-hand side.
+    /// Pattern, slot map, matrix values and right-hand side. (With
+    /// [`Stage::defer_contact_pattern`], the pattern may leave the contacts out until a Newton
+    /// assembly needs them.)
     pub system: LevelSystem,
     lu: Lu,
     mult: Vec<f64>,
@@ -403,7 +405,9 @@ impl Stage {
     /// Rebuild the pattern and the buffers for the model's current element set (a no-op when
     /// it has not changed); the symbolic LU analysis is redone at the next factorization,
     /// unless the matrix pattern is unchanged. The multipliers of elements that remain
-    /// are carried over by handle; new elements start from zero.
+    /// are carried over by handle; new elements start from zero. A correction stage with
+    /// [`Stage::defer_contact_pattern`] leaves the contacts out of the pattern until a Hessian
+    /// assembly needs them.
     pub fn rebuild(&mut self, model: &Model, state: &State) -> Result<(), SolveError> {
         if !self.is_stale(model) {
             return Ok(());
@@ -476,7 +480,9 @@ impl Stage {
             system.generation = self.system.generation;
         }
         system.active.copy_from_slice(&self.system.active);
-        self.system = system;
+        let without = std::mem::replace(&mut self.system, system);
+        self.settle_work
+            .adopt((self.topology, self.system.generation), without);
         self.factorized_for = None;
         self.pattern_pending = false;
     }

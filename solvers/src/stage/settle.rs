@@ -50,10 +50,12 @@
 //! by block ([`BlockInverse`]) and `Y_e` touches only the contact's node blocks; otherwise one
 //! sparse LU, and three solves over all unknowns per contact.
 //!
-//! `A` is assembled into a system of the settling's own, with the stage's unknowns but the
-//! contacts left out of the matrix pattern (`LevelSystem::without`), rebuilt with the stage's
-//! pattern: zeroing, scanning and factorizing it costs the bodies' entries alone (a granular
-//! column N = 1 000 has 2 500 contacts whose blocks are most of the stage pattern). Its work
+//! `A` is assembled into a system with the stage's unknowns but the contacts left out of the
+//! matrix pattern (`LevelSystem::without`): the settling's own, rebuilt with the stage's
+//! pattern, or the stage's while its contact pattern is deferred
+//! ([`Stage::defer_contact_pattern`]). Zeroing, scanning and factorizing it costs the bodies'
+//! entries alone (a granular column N = 1 000 has 2 500 contacts whose blocks are most of the
+//! stage pattern). Its work
 //! arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones allocate
 //! nothing until the element set changes (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling
 //! or spinning resistance takes part is not handled ([`Settled::NotApplicable`]).
@@ -164,6 +166,16 @@ pub(super) struct SettleWork {
     generation: u64,
 }
 
+impl SettleWork {
+    /// Take `system`, a stage's pattern without its contacts that the stage has just completed
+    /// (`Stage::full_pattern`), as the settling's own for `key` (model topology, the stage's new
+    /// pattern generation): the next settling needs no rebuild, and its factorizations and
+    /// block inverses of that pattern (under the same generation) stay valid.
+    pub(super) fn adopt(&mut self, key: (u64, u64), system: LevelSystem) {
+        self.system = Some((key, system));
+    }
+}
+
 /// The generations of the settling's own systems (`SettleWork::system`): above the stage's.
 const SETTLE_GENERATION: u64 = 1 << 63;
 
@@ -187,9 +199,11 @@ impl Stage {
     /// linearizations of 4 000 sweeps at most. After `NotPassed` the state and multipliers are
     /// the sweeps' last iterate if its `‖r‖` is below `norm_at_call` (the residual at the call),
     /// else those of the call again (`update` applied), as after an error. The settling
-    /// assembles into a system of its own (the contacts out of the matrix pattern): the
-    /// stage's matrix and right-hand side are those of its last assembly before the call, and
-    /// a fresh assembly is needed before they serve.
+    /// assembles `A` into a system with the contacts out of the matrix pattern: its own, so
+    /// that the stage's matrix and right-hand side stay those of its last assembly before the
+    /// call, or the stage's when its contact pattern is deferred
+    /// ([`Stage::defer_contact_pattern`]), which then holds the bodies' matrix and the last
+    /// test's residual. Either way a fresh assembly is needed before they serve.
     #[allow(clippy::too_many_arguments)]
     pub fn settle_contacts(
         &mut self,
@@ -462,6 +476,8 @@ impl Stage {
             while done < MAX_SWEEPS {
                 let mut still = false;
                 let mut change = 0.0;
+                // The last early test of the batch: the sweep count, `‖r‖` and tolerance.
+                let mut early = None;
                 for _ in 0..batch {
                     done += 1;
                     self.summary.settle_sweeps += 1;
@@ -501,11 +517,16 @@ impl Stage {
                             return Ok((true, norm));
                         }
                         (per_change, target) = (Some(norm / change), tol_r);
+                        early = Some((done, norm, tol_r));
                     }
                 }
-                let (norm, tol_r) = self.test_iterate(
-                    model, state, cx, tol, step, smooth, update, contacts, entries, delta,
-                )?;
+                // (An early test at the batch's last sweep is this test.)
+                let (norm, tol_r) = match early.take() {
+                    Some((at, norm, tol_r)) if at == done => (norm, tol_r),
+                    _ => self.test_iterate(
+                        model, state, cx, tol, step, smooth, update, contacts, entries, delta,
+                    )?,
+                };
                 reached = norm;
                 if norm <= tol_r {
                     return Ok((true, norm));
@@ -599,9 +620,9 @@ impl Stage {
     }
 }
 
-/// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ`:
-/// `(moving, the largest reaction change)`, `moving` false when that change was below
-/// [`SWEEP_TOLERANCE`] of the largest reaction (converged).
+/// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ` and each
+/// entry's `Δr_e`: `(moving, the largest reaction change, Σ‖Δr_e‖²)`, `moving` false when that
+/// change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged).
 fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> (bool, f64, f64) {
     let (mut change, mut size, mut squared) = (0.0f64, 0.0f64, 0.0);
     for e in entries.iter_mut() {
