@@ -414,29 +414,7 @@ impl Stage {
         }
         let defer =
             self.defer_contact_pattern && matches!(self.level, Level::Position | Level::Velocity);
-        let mut system = if defer {
-            LevelSystem::without(
-                self.level,
-                model.nodes(),
-                &state.numbering,
-                model.elements(),
-                self.system.generation + 1,
-                &|e| e.as_contact().is_some(),
-            )
-        } else {
-            LevelSystem::new(
-                self.level,
-                model.nodes(),
-                &state.numbering,
-                model.elements(),
-                self.system.generation + 1,
-            )
-        };
-        // Elements that do not take part in this stage (e.g. contacts at the smooth stage)
-        // leave the matrix pattern as it was: keep its LU analysis and pivot order.
-        if system.same_pattern(&self.system) {
-            system.generation = self.system.generation;
-        }
+        let system = self.next_system(model, state, defer);
         let mut mult = vec![0.0; system.n - system.n_node_dofs];
         for (old, handle) in self.handles.iter().enumerate() {
             if let Some(ie) = model.element_index(*handle) {
@@ -451,6 +429,26 @@ impl Stage {
         self.mult = mult;
         self.pattern_pending = defer && self.has_contacts;
         Ok(())
+    }
+
+    /// The system of the model's current elements (`without_contacts`: the contacts out of
+    /// the matrix pattern), under the current pattern generation if its pattern is the
+    /// current one (elements that take no part in the stage, e.g. contacts at the smooth
+    /// stage, leave it as it was: its LU analysis and pivot order are kept), else the next.
+    fn next_system(&self, model: &Model, state: &State, without_contacts: bool) -> LevelSystem {
+        let generation = self.system.generation + 1;
+        let (nodes, numbering, elements) = (model.nodes(), &state.numbering, model.elements());
+        let mut system = if without_contacts {
+            LevelSystem::without(self.level, nodes, numbering, elements, generation, &|e| {
+                e.as_contact().is_some()
+            })
+        } else {
+            LevelSystem::new(self.level, nodes, numbering, elements, generation)
+        };
+        if system.same_pattern(&self.system) {
+            system.generation = self.system.generation;
+        }
+        system
     }
 
     /// Build a correction stage's contact pattern only when a Hessian assembly with the
@@ -469,16 +467,7 @@ impl Stage {
         if !self.pattern_pending {
             return;
         }
-        let mut system = LevelSystem::new(
-            self.level,
-            model.nodes(),
-            &state.numbering,
-            model.elements(),
-            self.system.generation + 1,
-        );
-        if system.same_pattern(&self.system) {
-            system.generation = self.system.generation;
-        }
+        let mut system = self.next_system(model, state, false);
         system.active.copy_from_slice(&self.system.active);
         let without = std::mem::replace(&mut self.system, system);
         self.settle_work
