@@ -340,3 +340,53 @@ friction = 0.0
         );
     }
 }
+
+/// The shipped `models/sphere_pile.toml`: eight spheres poured into an open box, contacts found
+/// at run time, solved Gauss–Seidel first at tol 1e-4. After its 1 s the pile is at rest, the
+/// four lower spheres on the floor, and no sphere penetrates another, the floor or a wall.
+#[test]
+fn shipped_sphere_pile_comes_to_rest_in_its_box() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/sphere_pile.toml");
+    let mut file = saltus::io::load_model(std::path::Path::new(path)).unwrap();
+    let opts = saltus::driver::nsga_options(&file.simulation, &Default::default());
+    assert_eq!(opts.contact_solver, ContactSolver::GaussSeidel);
+    let (r, half) = (0.05, 0.12);
+    let model = &mut file.model;
+    let mut solver = Nsga::new(model, opts).unwrap();
+    while solver.time() < 1.0 - 0.5e-3 {
+        solver.step(model).unwrap();
+    }
+    let summary = solver.summary();
+    assert!(summary.stage("position").settled + summary.stage("velocity").settled > 500);
+    let nodes = solver.nodes();
+    // At rest: the spheres fall at up to ≈ 1.5 m/s; what the velocity stage leaves is of the
+    // order of its tolerance on the velocity scale |g| h ≈ 1e-2 m/s, i.e. 1e-6 m/s. Bound
+    // 1e-3 m/s.
+    for s in nodes {
+        assert!(s.v.norm() < 1e-3 && s.omega.norm() * r < 1e-3, "{s:?}");
+    }
+    // No penetration: the position rows κ g_N (κ = m ≈ 0.52 kg) pass the residual test at
+    // tol × reference ≈ 1e-4 × 1e-3 kg·m, i.e. ≈ 2e-7 m (as in tests/contact_fallback.rs at
+    // tol 1e-5); bound 1e-6 m.
+    let mut worst: f64 = 0.0;
+    for (i, a) in nodes.iter().enumerate() {
+        worst = worst.max(r - a.x.z);
+        worst = worst
+            .max(a.x.x.abs() + r - half)
+            .max(a.x.y.abs() + r - half);
+        for b in &nodes[i + 1..] {
+            worst = worst.max(2.0 * r - (a.x - b.x).norm());
+        }
+    }
+    assert!(worst < 1e-6, "penetration {worst:e} m");
+    // The lower layer rests on the floor: its centres at z = r, to the same bound.
+    let mut heights: Vec<f64> = nodes.iter().map(|s| s.x.z).collect();
+    heights.sort_by(f64::total_cmp);
+    for z in &heights[..4] {
+        assert!((z - r).abs() < 1e-6, "lower sphere at z = {z} m");
+    }
+    // The upper layer rests on it (the box, 24 cm wide, holds two 10 cm spheres side by side).
+    for z in &heights[4..] {
+        assert!(*z > r + 0.05, "upper sphere at z = {z} m");
+    }
+}
