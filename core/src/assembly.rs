@@ -327,6 +327,19 @@ impl LevelSystem {
     }
 }
 
+/// Sort `v` and move its distinct values to the front: their count.
+fn sort_dedup(v: &mut [u32]) -> usize {
+    v.sort_unstable();
+    let mut k = 0;
+    for i in 0..v.len() {
+        if k == 0 || v[i] != v[k - 1] {
+            v[k] = v[i];
+            k += 1;
+        }
+    }
+    k
+}
+
 /// The CSC pattern of a level and its slot map, built group by group: `group_start` are the
 /// sorted first unknowns of the unknown groups (a free node's unknowns, an element's
 /// multipliers; `n` closes the last), and every element (`dofs[dof_range[e]]`, [`FIXED`] for a
@@ -363,15 +376,7 @@ fn block_pattern(
                 .filter(|&&d| d != FIXED)
                 .map(|&d| group_of[d]),
         );
-        let own = &mut elem_groups[g0..];
-        own.sort_unstable();
-        let mut k = 0;
-        for i in 0..own.len() {
-            if i == 0 || own[i] != own[k - 1] {
-                own[k] = own[i];
-                k += 1;
-            }
-        }
+        let k = sort_dedup(&mut elem_groups[g0..]);
         elem_groups.truncate(g0 + k);
         elem_range.push((g0, g0 + k));
     }
@@ -404,17 +409,14 @@ fn block_pattern(
     let mut offset_in_column = vec![0usize; total];
     for g in 0..n_groups {
         let (lo, hi) = (bound[g], fill[g]);
-        let col = &mut rows_of[lo..hi];
-        col.sort_unstable();
-        let mut k = 0;
+        let k = sort_dedup(&mut rows_of[lo..hi]);
         let mut at = 0;
-        for i in 0..col.len() {
-            if i == 0 || col[i] != col[k - 1] {
-                col[k] = col[i];
-                offset_in_column[lo + k] = at;
-                at += size(col[k] as usize);
-                k += 1;
-            }
+        for (offset, &r) in offset_in_column[lo..lo + k]
+            .iter_mut()
+            .zip(&rows_of[lo..lo + k])
+        {
+            *offset = at;
+            at += size(r as usize);
         }
         list.push((lo, lo + k));
     }

@@ -122,7 +122,8 @@ pub enum ContactSolver {
     /// contact (a granular pile, whose stage matrix without the contacts is block diagonal) at
     /// a moderate tolerance (1e-4 … 1e-5) they cost a fraction of the Newton's LU; at tight
     /// tolerances they grow long, and on a hyperstatic pile at `tol = 1e-8` neither solver
-    /// passes.
+    /// passes (with step halving, `adaptive`, this one gets a pile of 27 spheres through, not
+    /// one of 100).
     GaussSeidel,
 }
 

@@ -264,14 +264,8 @@ impl Stage {
         let own_system = !self.pattern_pending;
         let key = (model.topology(), self.system.generation);
         if own_system && work.system.as_ref().is_none_or(|(k, _)| *k != key) {
-            let mut system = LevelSystem::without(
-                self.level,
-                model.nodes(),
-                &state.numbering,
-                model.elements(),
-                0,
-                &|e| e.as_contact().is_some(),
-            );
+            // Numbered apart from the stage's generations (`side_lu` factorizes both).
+            let mut system = self.next_system(model, state, true);
             match &work.system {
                 Some((_, old)) if system.same_pattern(old) => system.generation = old.generation,
                 _ => {
@@ -443,9 +437,7 @@ impl Stage {
                 let (m0, m) = self.system.mult_range[ie];
                 let lam = &self.mult[m0..m0 + m.min(3)];
                 let r = project(&(cx.k * Vector3::new(lam[0], lam[1], lam[2])), e.friction);
-                for &(i, yi) in y {
-                    delta[i] += yi[0] * r[0] + yi[1] * r[1] + yi[2] * r[2];
-                }
+                add_y(delta, y, &r);
                 entries.push(Entry {
                     mult: nd + m0,
                     gaps: e.gaps,
@@ -486,9 +478,7 @@ impl Stage {
                         for e in entries.iter_mut() {
                             let a = beta * e.p;
                             e.r += a;
-                            for &(i, yi) in &rows.y[e.y.0..e.y.1] {
-                                delta[i] += yi[0] * a[0] + yi[1] * a[1] + yi[2] * a[2];
-                            }
+                            add_y(delta, &rows.y[e.y.0..e.y.1], &a);
                             e.p = a + e.dr;
                         }
                     }
@@ -636,9 +626,7 @@ fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> (bool, f64, f
         let r = local_solve(&e.w, e.w_inv.as_ref(), &c, e.mu, &e.r);
         let dr = r - e.r;
         if dr != Vector3::zeros() {
-            for &(i, yi) in &rows.y[e.y.0..e.y.1] {
-                delta[i] += yi[0] * dr[0] + yi[1] * dr[1] + yi[2] * dr[2];
-            }
+            add_y(delta, &rows.y[e.y.0..e.y.1], &dr);
         }
         e.r = r;
         e.dr = dr;
@@ -647,6 +635,13 @@ fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> (bool, f64, f
         size = size.max(r.amax());
     }
     (change > SWEEP_TOLERANCE * size, change, squared)
+}
+
+/// `δ ← δ + Y_e a`, with `y` the rows of `Y_e` (a reaction change `a` acting through them).
+fn add_y(delta: &mut [f64], y: &[(usize, [f64; 3])], a: &Vector3<f64>) {
+    for &(i, yi) in y {
+        delta[i] += yi[0] * a[0] + yi[1] * a[1] + yi[2] * a[2];
+    }
 }
 
 /// Projection onto Coulomb's cone `K_μ = {r : ‖r_T‖ ≤ μ r_N}`.
