@@ -164,6 +164,10 @@ pub(super) struct SettleWork {
     delta_p: Vec<f64>,
     /// `δ` before a sweep, then the sweep's change of `δ`, `Σ_e Y_e Δr_e`.
     delta_sweep: Vec<f64>,
+    /// `A⁻¹(−R_A)` of the linearization and scratch, for the debug builds' check of `δ`
+    /// ([`check_delta`]).
+    delta_start: Vec<f64>,
+    check: [Vec<f64>; 2],
     /// The three columns of `G_eᵀ`, solved into those of `Y_e` (LU path).
     ys: [Vec<f64>; 3],
     /// The contacts taking part.
@@ -344,6 +348,8 @@ impl Stage {
             delta,
             delta_p,
             delta_sweep,
+            delta_start,
+            check,
             ys,
             entries,
             rows,
@@ -401,6 +407,12 @@ impl Stage {
                 // The LU path's columns (zeroed before each use).
                 for y in ys.iter_mut() {
                     y.resize(n, 0.0);
+                }
+            }
+            if cfg!(debug_assertions) {
+                delta_start.clone_from(delta);
+                for c in check.iter_mut() {
+                    c.resize(nd, 0.0);
                 }
             }
 
@@ -535,6 +547,7 @@ impl Stage {
                     }
                     still = true;
                     if fast && per_change.is_some_and(|k| k * change <= EARLY * target) {
+                        check_delta(delta, delta_start, check, entries, rows, nd);
                         let (norm, tol_r) = self.test_iterate(
                             model, state, cx, tol, step, smooth, update, contacts, entries, delta,
                         )?;
@@ -548,9 +561,12 @@ impl Stage {
                 // (An early test at the batch's last sweep is this test.)
                 let (norm, tol_r) = match early.take() {
                     Some((at, norm, tol_r)) if at == done => (norm, tol_r),
-                    _ => self.test_iterate(
-                        model, state, cx, tol, step, smooth, update, contacts, entries, delta,
-                    )?,
+                    _ => {
+                        check_delta(delta, delta_start, check, entries, rows, nd);
+                        self.test_iterate(
+                            model, state, cx, tol, step, smooth, update, contacts, entries, delta,
+                        )?
+                    }
                 };
                 reached = norm;
                 if norm <= tol_r {
@@ -675,6 +691,48 @@ fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64]) -> (bool, f64, f
         size = size.max(r.amax());
     }
     (change > SWEEP_TOLERANCE * size, change, squared)
+}
+
+/// Debug builds: `δ = A⁻¹(−R_A) + Σ_e Y_e r_e` on the node rows (`delta_start` the first term),
+/// which the sweeps and the acceleration's one-vector update of `δ` keep to round-off
+/// (relative 1e-9: the acceleration's recurrence sums differences of `δ` over up to
+/// `MAX_SWEEPS` sweeps, each rounded at 1e-16 of `‖δ‖`).
+fn check_delta(
+    delta: &[f64],
+    delta_start: &[f64],
+    check: &mut [Vec<f64>; 2],
+    entries: &[Entry],
+    rows: &Rows,
+    nd: usize,
+) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    // The sum and the sum of magnitudes of its terms (round-off scales with the terms, which
+    // cancel in a resting pile).
+    let [expected, magnitude] = check;
+    expected.copy_from_slice(&delta_start[..nd]);
+    for (m, v) in magnitude.iter_mut().zip(&*expected) {
+        *m = v.abs();
+    }
+    for e in entries {
+        for &(i, yi) in &rows.y[e.y.0..e.y.1] {
+            if i < nd {
+                let v = yi[0] * e.r[0] + yi[1] * e.r[1] + yi[2] * e.r[2];
+                expected[i] += v;
+                magnitude[i] += v.abs();
+            }
+        }
+    }
+    let scale = magnitude.iter().fold(0.0f64, |m, v| m.max(*v));
+    let worst = expected
+        .iter()
+        .zip(&delta[..nd])
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    debug_assert!(
+        worst <= 1e-9 * scale,
+        "settling: δ off A⁻¹(−R_A) + Σ Y_e r_e by {worst:e} (terms up to {scale:e})"
+    );
 }
 
 /// `δ ← δ + Y_e a`, with `y` the rows of `Y_e` (a reaction change `a` acting through them).
