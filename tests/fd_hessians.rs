@@ -258,11 +258,15 @@ fn residual_only_evaluation_matches_the_full_one() {
 /// evaluation records: for every registered element at every stage, at random states with and
 /// without increments and multipliers (the first iterate of a correction has neither), open
 /// and closed contacts, admissible or not. The skip must also happen (a body and an open
-/// contact at the first iterate of a correction), so the check cannot pass vacuously.
+/// contact at the first iterate of a correction), so the check cannot pass vacuously. Where
+/// `inert_residual_by_status` decides without the nodes' states (the assembly then does not
+/// gather them), it must agree with `inert_residual`, memo included, and it must decide for
+/// the sphere contacts at the velocity stage.
 #[test]
 fn inert_elements_have_exactly_zero_residuals() {
     saltus_elements::link();
     let mut skipped = std::collections::BTreeSet::new();
+    let mut by_status_skipped = std::collections::BTreeSet::new();
     let mut checked = 0;
     for kind in element_kinds() {
         let element = build_example(kind, &mut Rng::new(0x1E ^ kind.type_name.len() as u64))
@@ -299,8 +303,24 @@ fn inert_elements_have_exactly_zero_residuals() {
                     }
                 }
                 let s = local_state(&fx, &nodes, &tangents, rates, seed % 8 < 4);
-                let Some(memo) = saltus_core::stage::inert_residual(element.as_ref(), &cx, &s)
-                else {
+                let full = saltus_core::stage::inert_residual(element.as_ref(), &cx, &s);
+                // Decided before the gather, from multipliers and statuses alone: the same
+                // answer and memo as with the state.
+                let by_status = saltus_core::stage::inert_residual_by_status(
+                    element.as_ref(),
+                    &cx,
+                    s.mult,
+                    s.admissible,
+                );
+                if let Some(early) = by_status {
+                    let what = format!("{} at {stage}, seed {seed}", kind.type_name);
+                    let full = full.unwrap_or_else(|| panic!("{what}: inert by status only"));
+                    assert_eq!(early.level, full.level, "{what}: early memo level");
+                    let bits = |m: [f64; 4]| m.map(f64::to_bits);
+                    assert_eq!(bits(early.values), bits(full.values), "{what}: early memo");
+                    by_status_skipped.insert((kind.type_name, cx.level.name()));
+                }
+                let Some(memo) = full else {
                     continue;
                 };
                 let (r, reference, evaluated) = evaluate(element.as_ref(), &cx, &s, false);
@@ -326,6 +346,16 @@ fn inert_elements_have_exactly_zero_residuals() {
         ("sphere_plane_contact", "velocity"),
     ] {
         assert!(skipped.contains(&expected), "{expected:?} never skipped");
+    }
+    println!("skipped before the gather: {by_status_skipped:?}");
+    for expected in [
+        ("sphere_plane_contact", "velocity"),
+        ("sphere_sphere_contact", "velocity"),
+    ] {
+        assert!(
+            by_status_skipped.contains(&expected),
+            "{expected:?} never skipped by status"
+        );
     }
 }
 

@@ -205,23 +205,53 @@ pub(super) fn inert_contact(
     cx: &StepCx,
     s: &LocalState<'_>,
 ) -> Option<Option<LevelMemo>> {
-    let nm = c.n_mult(cx.level);
-    if nm == 0 {
-        return Some(None);
-    }
-    if s.mult.len() < nm || s.mult[..nm].iter().any(|&m| m != 0.0) {
-        return None;
-    }
-    match cx.level {
-        Level::Position => {
+    match inert_contact_by_status(c, cx, s.mult, s.admissible) {
+        ByStatus::Inert(memo) => Some(memo),
+        ByStatus::Active => None,
+        ByStatus::NeedsState => {
+            // The position stage: open by more than the round-off of `g_N`.
             let size = s.nodes.iter().fold(1.0_f64, |m, n| m.max(n.x.amax()));
             let gap = c.geometry.frame(s.nodes).gap;
             (gap > GAP_ROUND_OFF * size)
                 .then(|| Some(memo_values(Level::Position, [Status::Gap; 3], false)))
         }
-        _ if !c.history.closed => Some(Some(memo_values(cx.level, [Status::Gap; 3], false))),
-        _ if !s.admissible => Some(None),
-        _ => None,
+    }
+}
+
+/// What [`inert_contact_by_status`] decides without the nodes' states.
+pub(super) enum ByStatus {
+    /// Inert, with the memo the evaluation would record (`None`: the default one).
+    Inert(Option<LevelMemo>),
+    /// Not inert: evaluate it.
+    Active,
+    /// Decided only by the gap (the position stage).
+    NeedsState,
+}
+
+/// The part of [`inert_contact`] that needs only the contact's multipliers `mult`, statuses and
+/// admissibility: nothing to evaluate without multipliers; a multiplier: active; all zero —
+/// at the position stage the gap decides, at the velocity stage a contact open at position
+/// level or not admissible is inert (forced-gap rows).
+pub(super) fn inert_contact_by_status(
+    c: &ContactRef<'_>,
+    cx: &StepCx,
+    mult: &[f64],
+    admissible: bool,
+) -> ByStatus {
+    let nm = c.n_mult(cx.level);
+    if nm == 0 {
+        return ByStatus::Inert(None);
+    }
+    if mult.len() < nm || mult[..nm].iter().any(|&m| m != 0.0) {
+        return ByStatus::Active;
+    }
+    match cx.level {
+        Level::Position => ByStatus::NeedsState,
+        _ if !c.history.closed => {
+            ByStatus::Inert(Some(memo_values(cx.level, [Status::Gap; 3], false)))
+        }
+        _ if !admissible => ByStatus::Inert(None),
+        _ => ByStatus::Active,
     }
 }
 

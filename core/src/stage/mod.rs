@@ -406,6 +406,30 @@ pub fn inert_residual(element: &dyn Element, cx: &StepCx, s: &LocalState<'_>) ->
     Some(memo)
 }
 
+/// [`inert_residual`] for an element that is a contact and nothing else, decided from its
+/// multipliers `mult`, statuses and admissibility alone, before its nodes are gathered (a
+/// contact-space Gauss–Seidel's residual tests at the velocity stage skip the gather of every
+/// contact that is not admissible); `None` when that does not decide it — the caller then
+/// gathers and asks [`inert_residual`], which gives the same answer where both decide.
+pub fn inert_residual_by_status(
+    element: &dyn Element,
+    cx: &StepCx,
+    mult: &[f64],
+    admissible: bool,
+) -> Option<LevelMemo> {
+    if !may_be_inert(element, cx.level)
+        || element.as_inertia().is_some()
+        || element.as_force().is_some()
+    {
+        return None;
+    }
+    let c = element.as_contact()?;
+    match contact::inert_contact_by_status(&c, cx, mult, admissible) {
+        contact::ByStatus::Inert(memo) => Some(memo.unwrap_or_default()),
+        _ => None,
+    }
+}
+
 /// `r += M a`, `H += ∂a/∂u · M` with `a = v̇` (smooth) or `a = u` (corrections); returns the
 /// block norms of `M a`.
 fn add_inertia(

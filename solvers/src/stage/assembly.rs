@@ -7,7 +7,7 @@ use crate::error::SolveError;
 use crate::state::State;
 use saltus_core::stage::{
     all_finite, evaluate_element, evaluate_element_first_order, evaluate_element_residual,
-    inert_residual, MatrixTerms,
+    inert_residual, inert_residual_by_status, MatrixTerms,
 };
 use saltus_core::{LocalSystem, Model, StepCx};
 
@@ -89,6 +89,15 @@ impl Stage {
                 state
                     .ensure_base_terms(model, ie, cx, mult_smooth)
                     .map_err(|source| element_error(model, ie, cx, step, source))?;
+            }
+            // An inert contact known from its multipliers and statuses: not even gathered.
+            if !hessian && inert_candidates[ie] {
+                if let Some(memo) =
+                    inert_residual_by_status(element.as_ref(), cx, own, admissible[ie])
+                {
+                    memos[ie] = memo;
+                    continue;
+                }
             }
             let nn = state.gather(model, ie);
             let n = system.local_size(ie);
@@ -226,7 +235,6 @@ impl Stage {
                             .unwrap_or_else(|e| e.into_inner());
                         let worker = &mut *worker;
                         let element = &model.elements()[ie];
-                        let nn = worker.gathered.gather(arrays, element.nodes());
                         let n = system.local_size(ie);
                         let (head, rest) = buf.split_at_mut(1);
                         let (r, h) = rest.split_at_mut(ml);
@@ -241,6 +249,17 @@ impl Stage {
                             Some(s) => s.element_multipliers(ie),
                             None => own,
                         };
+                        if !hessian && inert_candidates[ie] {
+                            // Inert from its multipliers and statuses: not even gathered.
+                            let early =
+                                inert_residual_by_status(element.as_ref(), cx, own, admissible[ie]);
+                            if let Some(m) = early {
+                                *memo = m;
+                                head[0] = 0.0;
+                                return;
+                            }
+                        }
+                        let nn = worker.gathered.gather(arrays, element.nodes());
                         let local = worker.gathered.local(
                             arrays,
                             nn,
