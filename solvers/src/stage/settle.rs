@@ -503,6 +503,9 @@ impl Stage {
                 });
             }
 
+            // The unknowns the sweeps move (`Y_e`'s rows: the node blocks on the block path):
+            // the acceleration's passes over `δ` stop there.
+            let moved = rows.y.iter().map(|&(i, _)| i + 1).max().unwrap_or(0);
             // Sweeps, in batches of doubling length; after each batch the stage's own residual
             // test at `u₀ + δ` (the sweeps' own criterion is only a stopping rule). Between
             // tests, `‖r‖` is predicted from the last sweep's largest reaction change (their
@@ -534,14 +537,17 @@ impl Stage {
                             e.r += a;
                             e.p = a + e.dr;
                         }
-                        for ((d, dp), ds) in delta.iter_mut().zip(&mut *delta_p).zip(&*delta_sweep)
+                        for ((d, dp), ds) in delta[..moved]
+                            .iter_mut()
+                            .zip(&mut delta_p[..moved])
+                            .zip(&delta_sweep[..moved])
                         {
                             *d += beta * *dp;
                             *dp = beta * *dp + ds;
                         }
                     }
                     if accelerate {
-                        delta_sweep.copy_from_slice(delta);
+                        delta_sweep[..moved].copy_from_slice(&delta[..moved]);
                     }
                     let (moving, squared);
                     let inexact = if fast { LOCAL_SLACK } else { 0.0 };
@@ -550,7 +556,7 @@ impl Stage {
                         break;
                     }
                     if accelerate {
-                        for (ds, d) in delta_sweep.iter_mut().zip(&*delta) {
+                        for (ds, d) in delta_sweep[..moved].iter_mut().zip(&delta[..moved]) {
                             *ds = d - *ds;
                         }
                     }
@@ -564,7 +570,7 @@ impl Stage {
                         for e in entries.iter_mut() {
                             e.p = e.dr;
                         }
-                        delta_p.copy_from_slice(delta_sweep);
+                        delta_p[..moved].copy_from_slice(&delta_sweep[..moved]);
                     }
                     still = true;
                     if fast && per_change.is_some_and(|k| k * change <= EARLY * target) {
