@@ -78,11 +78,13 @@ const MAX_OUTER: usize = 20;
 /// Gauss–Seidel sweeps per linearization.
 const MAX_SWEEPS: usize = 4_000;
 
-/// Sweeps before the first residual test of a linearization (then doubling), in the fallback
-/// after a Newton failure.
+/// Sweeps before the first residual test of a linearization (then doubling), for a stage
+/// that runs the Newton first (its fallback after a Newton failure).
 const FIRST_BATCH: usize = 8;
 
-/// The same, run first: the accelerated sweeps with inexact slip directions ([`LOCAL_SLACK`])
+/// The same for a stage that runs the Gauss–Seidel first (`Tolerance::contacts_first`: its
+/// settling before the Newton and, with the same settings, its fallback at the Newton's cap):
+/// the accelerated sweeps with inexact slip directions ([`LOCAL_SLACK`])
 /// cost less per sweep than the fallback's, so a residual test (an assembly of every element)
 /// weighs more against them, and a first test after 8 sweeps rarely passed in a settled pile
 /// (residual 2–5 × the tolerance). Granular column, tol 1e-4: N = 27 / 100 / 300 / 1 000 to
@@ -121,8 +123,8 @@ const EARLY: f64 = 0.5;
 /// the next sweeps' changes dwarf, and that vanishes with them, so the sweeps converge to the
 /// same solution and the residual test judges it as before. Granular column (tol 1e-4) to 1 s:
 /// N = 100 2.23 → 1.98 ms/step, N = 300 10.5 → 9.0, the same number of sweeps (1.0: about
-/// the same; 10: N = 100 takes 6 × the sweeps and N = 300 fails). The fallback after a Newton
-/// failure keeps the exact local solve.
+/// the same; 10: N = 100 takes 6 × the sweeps and N = 300 fails). A stage that runs the Newton
+/// first keeps the exact local solve in its fallback.
 const LOCAL_SLACK: f64 = 0.1;
 
 /// Fixed-point iterations of the local slip problem.
@@ -384,8 +386,10 @@ impl Stage {
         }
         // `‖r‖` at the last iterate tested.
         let mut reached = f64::INFINITY;
-        // The acceleration and the early tests serve the Gauss–Seidel run first (module docs);
-        // the fallback after a Newton failure keeps the plain sweeps and the doubling batches,
+        // The acceleration, the early tests, the inexact slip directions and the later first
+        // test serve stages that run the Gauss–Seidel first (module docs), in all their
+        // settlings (before the Newton and at its cap); a stage that runs the Newton first
+        // keeps, in its fallback, the plain sweeps, exact local solves and the batches from 8,
         // whose settlings the fallback's tests were written for. The acceleration stops when
         // a linearization ends at a plateau or a batch's residual grows.
         let fast = tol.contacts_first;
@@ -857,8 +861,9 @@ const MAX_DIRECTION: usize = 30;
 /// A root is where `|F|` is at the round-off of `ḡ` (1e-13 of its scale) or below `slack`
 /// \[gap units\]: `F` is the gap across the slip direction, `|ḡ_T| sin` of the direction's
 /// error.
-/// `None` when the answer is not within 90° of `d₀`, when it does not settle within
-/// [`MAX_DIRECTION`] or leaves the slip branch (`r_N ≤ 0`, `ḡ_T` against `d`).
+/// `None` when the answer is not within 90° of `d₀` (with a slack: unless `d₀` already passes
+/// it), when it does not settle within [`MAX_DIRECTION`] or leaves the slip branch (`r_N ≤ 0`,
+/// `ḡ_T` against `d`).
 fn slip_by_direction(
     w: &Matrix3<f64>,
     c: &Vector3<f64>,
