@@ -409,9 +409,9 @@ pub fn inert_residual(element: &dyn Element, cx: &StepCx, s: &LocalState<'_>) ->
 /// [`inert_residual`] for an element that is a contact and nothing else, decided from its
 /// multipliers `mult`, statuses and admissibility alone, before its nodes are gathered (at the
 /// velocity stage, a contact with zero multipliers that is open at position level or not
-/// admissible: a contact-space Gauss–Seidel's residual tests skip the gather of each);
-/// `None` when that does not decide it — the caller then
-/// gathers and asks [`inert_residual`], which gives the same answer where both decide.
+/// admissible: a contact-space Gauss–Seidel's residual tests skip the gather of each); `None`
+/// when that does not decide it — the caller then gathers and asks [`inert_residual`], which
+/// gives the same answer where both decide.
 pub fn inert_residual_by_status(
     element: &dyn Element,
     cx: &StepCx,

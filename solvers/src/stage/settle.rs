@@ -28,16 +28,17 @@
 //! `0 ≤ r_N ⊥ ḡ_N ≥ 0` and Coulomb's cone `‖r_T‖ ≤ μ r_N` ([`local_solve`]) and updates
 //! `δ` by `Y_e Δr_e`. After 8, 16, 32, … sweeps (run first: 16, 32, 64, …) the iterate
 //! `u₀ + δ`, `λ_e = r_e/κ` is tested with the stage's own residual test, so what the fallback
-//! returns is a solution the Newton would accept. Sweeps that converge without passing (position level: the gaps are
-//! nonlinear in `q`) start a new linearization at the iterate reached.
+//! returns is a solution the Newton would accept. Sweeps that converge without passing
+//! (position level: the gaps are nonlinear in `q`) start a new linearization at the iterate
+//! reached.
 //!
 //! Run first (`Tolerance::contacts_first`), the sweeps are accelerated as the nonsmooth
 //! nonlinear conjugate gradient of Silcowitz, Niebe and Erleben (2010) does: with `Δr` a
 //! sweep's change of all reactions and `β = ‖Δr_k‖²/‖Δr_{k−1}‖²`, the reactions move on by
 //! `β p` before the next sweep and the direction becomes `p ← β p + Δr`; `β ≥ 1.2` (a sweep's
 //! change grown by 20 % or more, [`RESTART`]) restarts with `p = Δr`, and a batch whose
-//! residual grows turns the acceleration off. Each sweep leaves every reaction in its cone, so a test after it sees
-//! admissible reactions. And a test comes before the batch's end when the
+//! residual grows turns the acceleration off. Each sweep leaves every reaction in its cone, so
+//! a test after it sees admissible reactions. And a test comes before the batch's end when the
 //! residual predicted from the last sweep's reaction change passes. (Granular column
 //! N = 1 000 to 0.5 s: 55 % fewer sweeps, −22 % time per step.)
 //!
@@ -56,10 +57,10 @@
 //! pattern, or the stage's while its contact pattern is deferred
 //! ([`Stage::defer_contact_pattern`]). Zeroing, scanning and factorizing it costs the bodies'
 //! entries alone (a granular column N = 1 000 has 2 500 contacts whose blocks are most of the
-//! stage pattern). Its work
-//! arrays ([`SettleWork`]) are the stage's, sized at its first settling: later ones allocate
-//! nothing until the element set changes (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling
-//! or spinning resistance takes part is not handled ([`Settled::NotApplicable`]).
+//! stage pattern). Its work arrays ([`SettleWork`]) are the stage's, sized at its first
+//! settling: later ones allocate nothing until the element set changes
+//! (`tests/newton_no_alloc.rs`). A velocity stage with a contact whose rolling or spinning
+//! resistance takes part is not handled ([`Settled::NotApplicable`]).
 
 use super::blocks::{BlockInverse, MAX_BLOCK};
 use super::{residual_tolerance, Stage, Tolerance};
@@ -84,9 +85,9 @@ const FIRST_BATCH: usize = 8;
 
 /// The same for a stage that runs the Gauss–Seidel first (`Tolerance::contacts_first`: its
 /// settling before the Newton and, with the same settings, its fallback at the Newton's cap):
-/// the accelerated sweeps with inexact slip directions ([`LOCAL_SLACK`])
-/// cost less per sweep than the fallback's, so a residual test (an assembly of every element)
-/// weighs more against them, and a first test after 8 sweeps rarely passed in a settled pile
+/// the accelerated sweeps with inexact slip directions ([`LOCAL_SLACK`]) cost less per sweep
+/// than the plain ones, so a residual test (an assembly of every element) weighs more against
+/// them, and a first test after 8 sweeps rarely passed in a settled pile
 /// (residual 2–5 × the tolerance). Granular column, tol 1e-4: N = 27 / 100 / 300 / 1 000 to
 /// 1 s −10 / −7 / −6 / −5 % time per step against 8; N = 27 at tol 1e-5 −21 %; 24 and 32
 /// were slower than 16.
@@ -394,6 +395,11 @@ impl Stage {
         // a linearization ends at a plateau or a batch's residual grows.
         let fast = tol.contacts_first;
         let mut accelerate = fast;
+        let (inexact, first_batch) = if fast {
+            (LOCAL_SLACK, FIRST_BATCH_FIRST)
+        } else {
+            (0.0, FIRST_BATCH)
+        };
         for _ in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
@@ -518,7 +524,6 @@ impl Stage {
             // would have run past the solution. The prediction only schedules tests.
             state.saved_unknown.copy_from_slice(&state.unknown);
             self.saved_mult.copy_from_slice(&self.mult);
-            let first_batch = if fast { FIRST_BATCH_FIRST } else { FIRST_BATCH };
             let (mut done, mut batch) = (0, first_batch);
             let mut last_norm = f64::INFINITY;
             // `‖r‖` per unit of reaction change, and the residual tolerance, at the last test.
@@ -554,7 +559,6 @@ impl Stage {
                         delta_sweep[..moved].copy_from_slice(&delta[..moved]);
                     }
                     let (moving, squared);
-                    let inexact = if fast { LOCAL_SLACK } else { 0.0 };
                     (moving, change, squared) = sweep(entries, rows, delta, inexact);
                     if !moving {
                         break;
