@@ -534,15 +534,16 @@ impl State {
         self.gathered.view(self.arrays(), nn).kinds
     }
 
-    /// Whether the free nodes were at rest at the step start to `rel` of the coordinates'
-    /// size: `(|v_n| + |ω_n|) h ≤ rel (1 + max |x|)` for each, i.e. the configuration moves
-    /// by less than that over a step of `h`.
+    /// Whether the free nodes were at rest at the step start to `rel`: over a step of `h`,
+    /// each moves by at most `rel` of the coordinates' size and turns by at most `rel` radians,
+    /// `|v_n| h ≤ rel (1 + max |x|)` and `|ω_n| h ≤ rel`. (A turn is judged on its own: the
+    /// size of a long chain, 1 000 m at N = 10 000, made links turning at 1 rad/s count as at
+    /// rest.)
     pub(crate) fn at_rest(&self, h: f64, rel: f64) -> bool {
         let bound = rel * (1.0 + self.scale(true));
-        self.prev
-            .iter()
-            .enumerate()
-            .all(|(i, n)| self.offset(i).is_none() || (n.v.amax() + n.omega.amax()) * h <= bound)
+        self.prev.iter().enumerate().all(|(i, n)| {
+            self.offset(i).is_none() || (n.v.amax() * h <= bound && n.omega.amax() * h <= rel)
+        })
     }
 
     /// Largest magnitude of the free nodes' positions (`positions`) or velocities.
@@ -621,5 +622,45 @@ pub fn update_velocity_states(st: &mut State) {
             s.omega = base.omega + wt;
         }
         st.incr[i] = st.unknown[i];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use saltus_core::NodeDef;
+
+    /// A far node fixes the coordinates' size at 1 000 m (a chain of 10 000 links of 0.1 m).
+    fn far_model() -> Model {
+        let mut model = Model::new();
+        model
+            .add_node(NodeDef::frame("far", Vector3::new(1000.0, 0.0, 0.0)))
+            .unwrap();
+        model
+            .add_node(NodeDef::frame("link", Vector3::zeros()))
+            .unwrap();
+        model
+    }
+
+    #[test]
+    fn a_turning_node_is_not_at_rest_in_a_large_model() {
+        let model = far_model();
+        let (h, rel) = (1e-3, 1e-6);
+        let mut state = State::new(&model);
+        assert!(state.at_rest(h, rel));
+        // 1 rad/s turns the link by 1e-3 rad over the step: not at rest, however large the
+        // model (the size bound alone, 1e-6 (1 + 1 000) m, let it pass before).
+        state.prev[1].omega = Vector3::new(0.0, 0.0, 1.0);
+        assert!(!state.at_rest(h, rel));
+        // Turning by 1e-7 rad over the step: at rest.
+        state.prev[1].omega = Vector3::new(0.0, 0.0, 1e-4);
+        assert!(state.at_rest(h, rel));
+        // Translating by 5e-4 m against the bound 1e-6 (1 + 1 000) m ≈ 1e-3 m: at rest; by
+        // 2e-3 m: not.
+        state.prev[1].omega = Vector3::zeros();
+        state.prev[1].v = Vector3::new(0.5, 0.0, 0.0);
+        assert!(state.at_rest(h, rel));
+        state.prev[1].v = Vector3::new(2.0, 0.0, 0.0);
+        assert!(!state.at_rest(h, rel));
     }
 }
