@@ -280,6 +280,9 @@ impl LevelSystem {
             self.in_pattern[e],
             "Hessian of element {e}, left out of the pattern"
         );
+        if !self.in_pattern[e] {
+            return; // no slots: nothing to add
+        }
         let s0 = self.slot_start[e];
         let data = self.matrix.data_mut();
         for (slots, col) in self.slots[s0..s0 + n * n]
@@ -310,6 +313,9 @@ impl LevelSystem {
                 self.in_pattern[e],
                 "Hessian of element {e}, left out of the pattern"
             );
+            if !self.in_pattern[e] {
+                return; // no slots: nothing to add
+            }
             let s0 = self.slot_start[e];
             let data = self.matrix.data_mut();
             let ld = h.nrows();
@@ -458,19 +464,32 @@ fn block_pattern(
     // is at `indptr[c] + offset of R in G's column + (r − start of R)`.
     let indptr = matrix.indptr();
     let mut slot_start = Vec::with_capacity(dof_range.len());
-    let mut slots = Vec::with_capacity(dof_range.iter().map(|&(a, b)| (b - a) * (b - a)).sum());
+    // Elements left out of the pattern have no slots (their Hessians are not scattered).
+    let mut slots = Vec::with_capacity(
+        dof_range
+            .iter()
+            .zip(in_pattern)
+            .filter(|(_, &kept)| kept)
+            .map(|(&(a, b), _)| (b - a) * (b - a))
+            .sum(),
+    );
     let mut max_local = 0;
     // Per local row: the position of its group among the element's groups; per element
     // group: the value index of its first row in the current column, and that row.
     let (mut row_group, mut at_group) = (Vec::new(), Vec::new());
-    for (&(a, b), &(ga, gb)) in dof_range.iter().zip(&elem_range) {
+    for (e, (&(a, b), &(ga, gb))) in dof_range.iter().zip(&elem_range).enumerate() {
         let start = slots.len();
         slot_start.push(start);
         let nl = b - a;
         max_local = max_local.max(nl);
+        if !in_pattern[e] {
+            // Left out of the pattern: no slots at all (a granular model's contacts, left
+            // out at every topology change, would otherwise fill most of the map).
+            continue;
+        }
         slots.resize(start + nl * nl, NO_SLOT);
         if ga == gb {
-            // Left out of the pattern (or only on fixed nodes): no slot.
+            // Only on fixed nodes: no slot.
             continue;
         }
         let own = &elem_groups[ga..gb];
@@ -538,11 +557,12 @@ mod tests {
             indptr[c + 1] += indptr[c];
         }
         let indices: Vec<usize> = entries.iter().map(|&(_, r)| r).collect();
+        // Elements left out of the pattern have no slots.
         let mut slots = Vec::new();
-        for (&(a, b), &kept) in dof_range.iter().zip(in_pattern) {
+        for (&(a, b), _) in dof_range.iter().zip(in_pattern).filter(|(_, &k)| k) {
             for &c in &dofs[a..b] {
                 for &r in &dofs[a..b] {
-                    slots.push(if c == FIXED || r == FIXED || !kept {
+                    slots.push(if c == FIXED || r == FIXED {
                         NO_SLOT
                     } else {
                         let k = entries.binary_search(&(c, r)).unwrap();
@@ -625,8 +645,11 @@ mod tests {
             let mut at = 0;
             for (e, &s) in slot_start.iter().enumerate() {
                 assert_eq!(s, at);
-                at += sizes[e] * sizes[e];
+                if in_pattern[e] {
+                    at += sizes[e] * sizes[e];
+                }
             }
+            assert_eq!(slots.len(), at);
         }
     }
 }
