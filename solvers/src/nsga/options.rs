@@ -88,8 +88,11 @@ pub struct NsgaOptions {
     pub impacts: Option<ImpactSequence>,
     /// Start the position and velocity solves from each contact's last converged multipliers
     /// (`Element::warm_start`; the first impact problem of a step only): a persistent contact
-    /// starts in its status. Changes the Newton path, not the converged solution; `false`:
-    /// every solve starts from zero multipliers.
+    /// starts in its status. And start the position correction of a model without contacts
+    /// from the last step's (its node corrections and multipliers, at the same topology and
+    /// step size): the 10-link chain then needs one correction per step instead of two.
+    /// Changes the Newton path, not the converged solution; `false`: every solve starts from
+    /// zero.
     pub warm_start: bool,
     /// A position or velocity solve whose semi-smooth Newton reaches `max_iterations` hands its
     /// contacts to a contact-space nonsmooth Gauss–Seidel ([`Stage::settle_contacts`]; e.g. a

@@ -242,6 +242,9 @@ pub struct Stage {
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
+    /// The step (the `step` of the solve) in which `lu` was last factorized afresh: a donor
+    /// ([`Stage::newton_after`]) serves only in that step, at that step's configuration.
+    factorized_step: Option<usize>,
     /// A factorization beside the Newton loop's, for [`Stage::determinant`] and
     /// [`Stage::settle_contacts`] (created at its first use).
     side_lu: Option<Lu>,
@@ -324,6 +327,7 @@ impl Stage {
             topology: 0,
             local: Vec::new(),
             factorized_for: None,
+            factorized_step: None,
             side_lu: None,
             settle_work: Default::default(),
             defer_contact_pattern: false,
@@ -514,6 +518,12 @@ impl Stage {
         &self.mult
     }
 
+    /// Whether contact elements take part in the stage (their pattern built at the last
+    /// rebuild).
+    pub fn has_contacts(&self) -> bool {
+        self.has_contacts
+    }
+
     /// All multipliers of the stage, mutable (e.g. a scheme's starting point for a solve).
     pub fn multipliers_mut(&mut self) -> &mut [f64] {
         &mut self.mult
@@ -658,10 +668,12 @@ impl Stage {
                 let solved = self.factorize(cx, Some(&mut delta));
                 self.delta = delta;
                 solved.map_err(err)?;
+                self.factorized_step = Some(step);
             }
             donor => {
                 if refactor {
                     self.factorize(cx, None).map_err(err)?;
+                    self.factorized_step = Some(step);
                 }
                 donor
                     .unwrap_or(&mut self.lu)

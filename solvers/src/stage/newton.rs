@@ -41,7 +41,9 @@ impl Stage {
     /// `h²/2 ∂f/∂q` and the velocity one with `h ∂f/∂v`: a stiff beam's probe is refused, and
     /// the stage then waits 1, 2, 4, … 64 solves before it tries again). Used only when the
     /// two stages have the same unknowns (node numbering and multiplier layout), the same
-    /// multiplier scaling `k`, `p`, and no contact takes part in this one.
+    /// multiplier scaling `k`, `p`, no contact takes part in this one, and the donor factorized
+    /// afresh in this `step` (a donor that converged without a correction holds an older
+    /// configuration's matrix).
     #[allow(clippy::too_many_arguments)]
     pub fn newton_after(
         &mut self,
@@ -59,6 +61,7 @@ impl Stage {
             && donor
                 .factorized_for
                 .is_some_and(|f| f.factors[1..3] == [cx.k, cx.p])
+            && donor.factorized_step == Some(step)
             && donor.system.n == self.system.n
             && donor.system.n_node_dofs == self.system.n_node_dofs
             && donor.system.mult_range == self.system.mult_range;
