@@ -33,6 +33,15 @@ fn run_with(n: usize, smooth_start: SmoothStart, warm_start: bool) -> (RunSummar
     (summary, sink)
 }
 
+/// Largest distance between the same node's positions in two recorded runs \[m\].
+fn largest_gap(a: &MemorySink, b: &MemorySink) -> f64 {
+    a.nodes
+        .iter()
+        .zip(&b.nodes)
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(a, b)| (a.x - b.x).norm()))
+        .fold(0.0_f64, f64::max)
+}
+
 /// On the chain released from rest (smooth motion: the quadratic prediction's error is O(h³)
 /// against the linear one's O(h²)), the adaptive start takes the quadratic extrapolation on
 /// nearly every step and needs fewer smooth iterations and factorizations than the linear
@@ -71,12 +80,7 @@ fn quadratic_start_where_it_predicts_better_saves_smooth_iterations() {
         // integrated over 0.2 s that is ~N · 2e-9 m. Bound with a factor 10 (observed
         // 1.8e-8 / 8.8e-8 m at N = 10 / 30).
         for (other, name) in [(&x_linear, "linear"), (&x_last, "last")] {
-            let gap = x_adaptive
-                .nodes
-                .iter()
-                .zip(&other.nodes)
-                .flat_map(|(a, b)| a.iter().zip(b).map(|(a, b)| (a.x - b.x).norm()))
-                .fold(0.0_f64, f64::max);
+            let gap = largest_gap(&x_adaptive, other);
             assert!(gap <= n as f64 * 2e-8, "N = {n}, {name}: {gap:e} m");
         }
     }
@@ -114,12 +118,7 @@ fn position_correction_starts_from_the_last_one() {
     // Each step's position solve ends within its tolerance either way, and the smooth solves
     // that follow start from states that differ by that much: the bound of the test above
     // (the smooth solves' tolerance) holds (observed 2.1e-11 m).
-    let gap = x_warm
-        .nodes
-        .iter()
-        .zip(&x_cold.nodes)
-        .flat_map(|(a, b)| a.iter().zip(b).map(|(a, b)| (a.x - b.x).norm()))
-        .fold(0.0_f64, f64::max);
+    let gap = largest_gap(&x_warm, &x_cold);
     println!("largest position difference {gap:e} m");
     assert!(gap <= n as f64 * 2e-8, "{gap:e} m");
 }
