@@ -103,10 +103,10 @@ fn position_correction_starts_from_the_last_one() {
         "N = {n}, {} steps: position iterations {iw} warm, {ic} cold",
         warm.steps
     );
-    // One correction per step, the first step's two allowed for (nothing stored yet; observed
-    // 200 in 200 steps, against 365 from zero).
+    // One correction per step, and a second one at the first step allowed for (nothing stored
+    // yet; observed 200 in 200 steps, against 365 from zero).
     assert!(
-        iw <= warm.steps + 2,
+        iw <= warm.steps + 1,
         "{iw} position iterations in {} steps",
         warm.steps
     );

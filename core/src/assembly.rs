@@ -17,8 +17,8 @@ use sprs::CsMat;
 /// Marks a local unknown that has no global unknown (fixed node).
 pub const FIXED: usize = usize::MAX;
 
-/// Marks a local block entry with no matrix value (a fixed row or column, or an element left
-/// out of the pattern).
+/// Marks a local block entry with no matrix value (a fixed row or column). Elements left out of
+/// the pattern have no entries at all.
 const NO_SLOT: u32 = u32::MAX;
 
 /// Numbering of the node unknowns shared by all levels.
@@ -64,7 +64,8 @@ pub struct LevelSystem {
     /// Per element: range into `dofs` (local unknown → global unknown or [`FIXED`]).
     dof_range: Vec<(usize, usize)>,
     dofs: Vec<usize>,
-    /// Per element: start of its column-major local block in `slots`.
+    /// Per element: start of its column-major local block in `slots` (an element left out of
+    /// the pattern owns no block: its start is the next one's, never indexed).
     slot_start: Vec<usize>,
     /// Per entry of each element's local block: its index in the matrix values, or
     /// [`NO_SLOT`]. 32 bits: the scatter streams this map at every assembly, and on large
@@ -355,8 +356,8 @@ fn sort_dedup(v: &mut [u32]) -> usize {
 /// sorting a few group indices per group instead of tens of rows per column — a topology change
 /// at run time (contacts found every step) rebuilds this. Returns the matrix (zero values),
 /// each element's first slot, the slots (column-major local blocks, [`NO_SLOT`] on fixed rows
-/// and columns, and everywhere for an element not `in_pattern`: it adds nothing to the
-/// pattern) and the largest local size.
+/// and columns; none for an element not `in_pattern`, which adds nothing to the pattern) and
+/// the largest local size.
 fn block_pattern(
     n: usize,
     group_start: &[usize],

@@ -242,9 +242,10 @@ pub struct Stage {
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
-    /// The step (the `step` of the solve) in which `lu` was last factorized afresh: a donor
-    /// ([`Stage::newton_after`]) serves only in that step, at that step's configuration.
-    factorized_step: Option<usize>,
+    /// `lu` was factorized afresh during the stage's latest solve: only then does it serve as
+    /// a donor ([`Stage::newton_after`]), at that solve's configuration (a solve that passed
+    /// at its start, or a retried step's, leaves an older matrix).
+    factorized_in_solve: bool,
     /// A factorization beside the Newton loop's, for [`Stage::determinant`] and
     /// [`Stage::settle_contacts`] (created at its first use).
     side_lu: Option<Lu>,
@@ -327,7 +328,7 @@ impl Stage {
             topology: 0,
             local: Vec::new(),
             factorized_for: None,
-            factorized_step: None,
+            factorized_in_solve: false,
             side_lu: None,
             settle_work: Default::default(),
             defer_contact_pattern: false,
@@ -518,8 +519,8 @@ impl Stage {
         &self.mult
     }
 
-    /// Whether contact elements take part in the stage (their pattern built at the last
-    /// rebuild).
+    /// Whether contact elements take part in the stage, as of its last rebuild (their matrix
+    /// pattern may be deferred, [`Stage::defer_contact_pattern`]).
     pub fn has_contacts(&self) -> bool {
         self.has_contacts
     }
@@ -668,12 +669,12 @@ impl Stage {
                 let solved = self.factorize(cx, Some(&mut delta));
                 self.delta = delta;
                 solved.map_err(err)?;
-                self.factorized_step = Some(step);
+                self.factorized_in_solve = true;
             }
             donor => {
                 if refactor {
                     self.factorize(cx, None).map_err(err)?;
-                    self.factorized_step = Some(step);
+                    self.factorized_in_solve = true;
                 }
                 donor
                     .unwrap_or(&mut self.lu)

@@ -42,7 +42,7 @@ impl Stage {
     /// the stage then waits 1, 2, 4, … 64 solves before it tries again). Used only when the
     /// two stages have the same unknowns (node numbering and multiplier layout), the same
     /// multiplier scaling `k`, `p`, no contact takes part in this one, and the donor factorized
-    /// afresh in this `step` (a donor that converged without a correction holds an older
+    /// afresh during its latest solve (a donor that passed at its start holds an older
     /// configuration's matrix).
     #[allow(clippy::too_many_arguments)]
     pub fn newton_after(
@@ -61,7 +61,7 @@ impl Stage {
             && donor
                 .factorized_for
                 .is_some_and(|f| f.factors[1..3] == [cx.k, cx.p])
-            && donor.factorized_step == Some(step)
+            && donor.factorized_in_solve
             && donor.system.n == self.system.n
             && donor.system.n_node_dofs == self.system.n_node_dofs
             && donor.system.mult_range == self.system.mult_range;
@@ -83,6 +83,7 @@ impl Stage {
         mut update: impl FnMut(&mut State),
     ) -> Result<NewtonReport, SolveError> {
         let mut it = 0;
+        self.factorized_in_solve = false;
         // Backtracking (Armijo on ‖r‖, spec §10 "line search"): the last full correction and
         // the iterate it started from, the step fraction and the residual before the step.
         let mut alpha = 1.0;
@@ -550,8 +551,9 @@ const REUSE_AHEAD: i32 = 2;
 const EXACT_REUSE_RATE: f64 = 1e-4;
 
 /// [`Tolerance::exact_reuse`] is tried only when no free node moved by more than this
-/// (relative to the coordinates' size) over the last step: moving joints and contacts change
-/// their matrices (a chain's `G(q)`) and the attempt would be refused.
+/// (relative to the coordinates' size) nor turned by more than this many radians over the last
+/// step (`State::at_rest`): moving joints and contacts change their matrices (a chain's `G(q)`)
+/// and the attempt would be refused.
 const EXACT_REUSE_REST: f64 = 1e-6;
 
 /// The first correction of a solve and what it may reuse ([`Tolerance::exact_reuse`]).
