@@ -242,10 +242,6 @@ pub struct Stage {
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
-    /// `lu` was factorized afresh during the stage's latest solve: only then does it serve as
-    /// a donor ([`Stage::newton_after`]), at that solve's configuration (a solve that passed
-    /// at its start, or a retried step's, leaves an older matrix).
-    factorized_in_solve: bool,
     /// A factorization beside the Newton loop's, for [`Stage::determinant`] and
     /// [`Stage::settle_contacts`] (created at its first use).
     side_lu: Option<Lu>,
@@ -328,7 +324,6 @@ impl Stage {
             topology: 0,
             local: Vec::new(),
             factorized_for: None,
-            factorized_in_solve: false,
             side_lu: None,
             settle_work: Default::default(),
             defer_contact_pattern: false,
@@ -669,12 +664,10 @@ impl Stage {
                 let solved = self.factorize(cx, Some(&mut delta));
                 self.delta = delta;
                 solved.map_err(err)?;
-                self.factorized_in_solve = true;
             }
             donor => {
                 if refactor {
                     self.factorize(cx, None).map_err(err)?;
-                    self.factorized_in_solve = true;
                 }
                 donor
                     .unwrap_or(&mut self.lu)

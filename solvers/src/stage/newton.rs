@@ -41,9 +41,7 @@ impl Stage {
     /// `h²/2 ∂f/∂q` and the velocity one with `h ∂f/∂v`: a stiff beam's probe is refused, and
     /// the stage then waits 1, 2, 4, … 64 solves before it tries again). Used only when the
     /// two stages have the same unknowns (node numbering and multiplier layout), the same
-    /// multiplier scaling `k`, `p`, no contact takes part in this one, and the donor factorized
-    /// afresh during its latest solve (a donor that passed at its start holds an older
-    /// configuration's matrix).
+    /// multiplier scaling `k`, `p`, and no contact takes part in this one.
     #[allow(clippy::too_many_arguments)]
     pub fn newton_after(
         &mut self,
@@ -61,7 +59,6 @@ impl Stage {
             && donor
                 .factorized_for
                 .is_some_and(|f| f.factors[1..3] == [cx.k, cx.p])
-            && donor.factorized_in_solve
             && donor.system.n == self.system.n
             && donor.system.n_node_dofs == self.system.n_node_dofs
             && donor.system.mult_range == self.system.mult_range;
@@ -83,7 +80,6 @@ impl Stage {
         mut update: impl FnMut(&mut State),
     ) -> Result<NewtonReport, SolveError> {
         let mut it = 0;
-        self.factorized_in_solve = false;
         // Backtracking (Armijo on ‖r‖, spec §10 "line search"): the last full correction and
         // the iterate it started from, the step fraction and the residual before the step.
         let mut alpha = 1.0;
