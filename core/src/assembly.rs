@@ -3,8 +3,10 @@
 //! The sparsity pattern is built once per topology (element set and fixed nodes): the union of
 //! every element's dense local block over its global unknowns (of the elements in the pattern:
 //! [`LevelSystem::without`] leaves some out), in CSC form, and a *slot map* records, for each
-//! local entry `(i, j)`, its index in the CSC value array. Each Newton iteration then zeroes the values and scatters the element blocks
-//! in place: no allocation, no sorting (architecture.md §2.4).
+//! local entry `(i, j)`, its index in the CSC value array. Each Newton iteration then scatters
+//! the element blocks in place: no allocation, no sorting (architecture.md §2.4). The first
+//! write to each value (in element order) assigns instead of adding, so the values need no
+//! zeroing pass beforehand ([`LevelSystem::zero`]).
 //!
 //! Global unknown order of a level: the free nodes' unknowns (node order), then the
 //! multipliers of the elements contributing to that level (element order).
@@ -20,6 +22,30 @@ pub const FIXED: usize = usize::MAX;
 /// Marks a local block entry with no matrix value (a fixed row or column). Elements left out of
 /// the pattern have no entries at all.
 const NO_SLOT: u32 = u32::MAX;
+
+/// Flag of a slot that is the first write to its value in a whole assembly (elements in
+/// order, each block column-major): it assigns, the later ones add. The value index is the
+/// slot without this bit ([`SLOT_INDEX`]).
+const FIRST_WRITE: u32 = 1 << 31;
+
+/// Mask of a slot's value index.
+const SLOT_INDEX: u32 = !FIRST_WRITE;
+
+/// Add (or, for a first write when `assign`, store) one column `col` of a local block into the
+/// matrix values along its slots.
+#[inline]
+fn scatter_column(data: &mut [f64], slots: &[u32], col: &[f64], assign: bool) {
+    for (&s, &v) in slots.iter().zip(col) {
+        if s != NO_SLOT {
+            let d = &mut data[(s & SLOT_INDEX) as usize];
+            if assign && s & FIRST_WRITE != 0 {
+                *d = v;
+            } else {
+                *d += v;
+            }
+        }
+    }
+}
 
 /// Numbering of the node unknowns shared by all levels.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,10 +93,20 @@ pub struct LevelSystem {
     /// Per element: start of its column-major local block in `slots` (an element left out of
     /// the pattern owns no block: its start is the next one's, never indexed).
     slot_start: Vec<usize>,
-    /// Per entry of each element's local block: its index in the matrix values, or
-    /// [`NO_SLOT`]. 32 bits: the scatter streams this map at every assembly, and on large
-    /// models it is bound by memory bandwidth (rigid chain N = 10 000: 3.3 million entries).
+    /// Per entry of each element's local block: its index in the matrix values, flagged
+    /// [`FIRST_WRITE`] where it is the value's first write, or [`NO_SLOT`]. 32 bits: the
+    /// scatter streams this map at every assembly, and on large models it is bound by memory
+    /// bandwidth (rigid chain N = 10 000: 3.3 million entries).
     slots: Vec<u32>,
+    /// Matrix values that no slot writes (a diagonal entry of an unknown no element in the
+    /// pattern touches): [`LevelSystem::zero`] zeroes them.
+    unwritten: Vec<u32>,
+    /// The `active` flags the [`FIRST_WRITE`] flags hold for (those at construction): while
+    /// `active` equals them, every value is written by its first write in each assembly.
+    first_write_active: Vec<bool>,
+    /// The current assembly stores first writes ([`LevelSystem::zero`] found `active`
+    /// unchanged) instead of adding onto zeroed values.
+    assign: bool,
     /// The iteration matrix in CSC form (pattern fixed; values refilled every iteration).
     pub matrix: CsMat<f64>,
     /// Right-hand side / residual vector.
@@ -173,8 +209,9 @@ impl LevelSystem {
         group_start.sort_unstable();
         group_start.push(n);
         let in_pattern: Vec<bool> = (0..elements.len()).map(in_pattern).collect();
-        let (matrix, slot_start, slots, max_local) =
+        let (matrix, slot_start, mut slots, max_local) =
             block_pattern(n, &group_start, &dof_range, &dofs, &in_pattern);
+        let unwritten = flag_first_writes(&mut slots, matrix.nnz());
         // Index of entry (r, c) in the value array (present by construction).
         let slot = |r: usize, c: usize| -> usize {
             let (lo, hi) = (matrix.indptr().index(c), matrix.indptr().index(c + 1));
@@ -184,6 +221,7 @@ impl LevelSystem {
         };
         let mult_diag_slots = (n_node_dofs..n).map(|i| slot(i, i)).collect();
         Self {
+            first_write_active: active.clone(),
             mult_diag_slots,
             in_pattern,
             level,
@@ -195,6 +233,8 @@ impl LevelSystem {
             dofs,
             slot_start,
             slots,
+            unwritten,
+            assign: false,
             matrix,
             rhs: vec![0.0; n],
             max_local,
@@ -236,9 +276,24 @@ impl LevelSystem {
         }
     }
 
-    /// Zero the matrix values and the right-hand side (pattern kept).
+    /// Prepare an assembly of the matrix and the right-hand side (pattern kept): the
+    /// right-hand side zeroed and the matrix values as zero for the scatters that follow.
+    /// While `active` is as at construction, every value is written first by one slot of an
+    /// active element, which stores instead of adding: only the values no slot writes are
+    /// zeroed, not all of them (rigid chain N = 10 000: 2.5 million values, a pass over 20 MB
+    /// per assembly). Otherwise (elements switched off for an assembly) all are zeroed and
+    /// every scatter adds. The scatters must then cover every active element in the pattern,
+    /// in element order, as a stage's assembly does.
     pub fn zero(&mut self) {
-        self.matrix.data_mut().fill(0.0);
+        self.assign = self.active == self.first_write_active;
+        let data = self.matrix.data_mut();
+        if self.assign {
+            for &i in &self.unwritten {
+                data[i as usize] = 0.0;
+            }
+        } else {
+            data.fill(0.0);
+        }
         self.rhs.fill(0.0);
     }
 
@@ -290,11 +345,7 @@ impl LevelSystem {
             .chunks_exact(n)
             .zip(h.chunks_exact(n))
         {
-            for (&s, &v) in slots.iter().zip(col) {
-                if s != NO_SLOT {
-                    data[s as usize] += v;
-                }
-            }
+            scatter_column(data, slots, col, self.assign);
         }
     }
 
@@ -323,15 +374,24 @@ impl LevelSystem {
             let hs = h.as_slice();
             for j in 0..n {
                 let slots = &self.slots[s0 + j * n..s0 + (j + 1) * n];
-                let col = &hs[j * ld..j * ld + n];
-                for (&s, &v) in slots.iter().zip(col) {
-                    if s != NO_SLOT {
-                        data[s as usize] += v;
-                    }
-                }
+                scatter_column(data, slots, &hs[j * ld..j * ld + n], self.assign);
             }
         }
     }
+}
+
+/// Flag each value's first slot (in element and column-major order, the scatters' order)
+/// [`FIRST_WRITE`]; returns the values of the `nnz` that no slot writes.
+fn flag_first_writes(slots: &mut [u32], nnz: usize) -> Vec<u32> {
+    let mut written = vec![false; nnz];
+    for s in slots.iter_mut().filter(|s| **s != NO_SLOT) {
+        let w = &mut written[*s as usize];
+        if !*w {
+            *w = true;
+            *s |= FIRST_WRITE;
+        }
+    }
+    (0..nnz as u32).filter(|&i| !written[i as usize]).collect()
 }
 
 /// Sort `v` and move its distinct values to the front: their count.
@@ -454,8 +514,8 @@ fn block_pattern(
     }
     // The values allocated below (8 bytes each) would exhaust memory long before.
     assert!(
-        indices.len() < NO_SLOT as usize,
-        "iteration matrix with {} entries: above the 2^32 - 1 the slot map indexes",
+        indices.len() < SLOT_INDEX as usize,
+        "iteration matrix with {} entries: above the 2^31 - 1 the slot map indexes",
         indices.len()
     );
     let data = vec![0.0; indices.len()];
@@ -575,66 +635,85 @@ mod tests {
         (indptr, indices, slots)
     }
 
-    /// Random layouts — nodes of 3 or 6 unknowns, some fixed, elements on one to three nodes
-    /// (a node listed twice included) with 0–6 multipliers, some groups untouched, some
-    /// elements left out of the pattern — give the reference's pattern and slots exactly.
-    #[test]
-    fn block_pattern_is_the_union_of_the_element_blocks() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
+    /// A layout as [`LevelSystem::build`] hands it to [`block_pattern`]: order, group starts,
+    /// element unknown ranges and lists, and which elements are in the pattern.
+    type Layout = (
+        usize,
+        Vec<usize>,
+        Vec<(usize, usize)>,
+        Vec<usize>,
+        Vec<bool>,
+    );
+
+    /// Random layout number `layout` — nodes of 3 or 6 unknowns, some fixed, elements on one
+    /// to three nodes (a node listed twice included) with 0–6 multipliers, some groups
+    /// untouched, and in every fourth layout some elements left out of the pattern.
+    fn random_layout(layout: usize, next: &mut impl FnMut(usize) -> usize) -> Layout {
+        let n_nodes = 1 + next(12);
+        // Node groups (None: fixed).
+        let mut nodes = Vec::new();
+        let mut n = 0;
+        for _ in 0..n_nodes {
+            if next(5) == 0 {
+                nodes.push(None);
+            } else {
+                let k = if next(2) == 0 { 3 } else { 6 };
+                nodes.push(Some((n, k)));
+                n += k;
+            }
+        }
+        let n_node = n;
+        let n_elements = next(10);
+        let mut elem_nodes = Vec::new();
+        let mut mults = Vec::new();
+        for _ in 0..n_elements {
+            let count = 1 + next(3);
+            elem_nodes.push((0..count).map(|_| next(n_nodes)).collect::<Vec<_>>());
+            mults.push(next(7));
+        }
+        let mut group_start: Vec<usize> = nodes.iter().flatten().map(|&(s, _)| s).collect();
+        let (mut dofs, mut dof_range) = (Vec::new(), Vec::new());
+        let mut m_total = 0;
+        for (e, listed) in elem_nodes.iter().enumerate() {
+            let a = dofs.len();
+            for &id in listed {
+                match nodes[id] {
+                    Some((s, k)) => dofs.extend(s..s + k),
+                    None => dofs.extend([FIXED; 6]),
+                }
+            }
+            let m = mults[e];
+            if m > 0 {
+                group_start.push(n_node + m_total);
+            }
+            dofs.extend(n_node + m_total..n_node + m_total + m);
+            m_total += m;
+            dof_range.push((a, dofs.len()));
+        }
+        n += m_total;
+        group_start.push(n);
+        let in_pattern: Vec<bool> = (0..n_elements)
+            .map(|_| layout % 4 != 3 || next(2) == 0)
+            .collect();
+        (n, group_start, dof_range, dofs, in_pattern)
+    }
+
+    /// xorshift64: the tests' deterministic source of layouts and values.
+    fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |m: usize| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed % m as u64) as usize
-        };
+        }
+    }
+
+    /// Random layouts ([`random_layout`]) give the reference's pattern and slots exactly.
+    #[test]
+    fn block_pattern_is_the_union_of_the_element_blocks() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for layout in 0..200 {
-            let n_nodes = 1 + next(12);
-            // Node groups (None: fixed).
-            let mut nodes = Vec::new();
-            let mut n = 0;
-            for _ in 0..n_nodes {
-                if next(5) == 0 {
-                    nodes.push(None);
-                } else {
-                    let k = if next(2) == 0 { 3 } else { 6 };
-                    nodes.push(Some((n, k)));
-                    n += k;
-                }
-            }
-            let n_node = n;
-            let n_elements = next(10);
-            let mut elem_nodes = Vec::new();
-            let mut mults = Vec::new();
-            for _ in 0..n_elements {
-                let count = 1 + next(3);
-                elem_nodes.push((0..count).map(|_| next(n_nodes)).collect::<Vec<_>>());
-                mults.push(next(7));
-            }
-            let mut group_start: Vec<usize> = nodes.iter().flatten().map(|&(s, _)| s).collect();
-            let (mut dofs, mut dof_range) = (Vec::new(), Vec::new());
-            let mut m_total = 0;
-            for (e, listed) in elem_nodes.iter().enumerate() {
-                let a = dofs.len();
-                for &id in listed {
-                    match nodes[id] {
-                        Some((s, k)) => dofs.extend(s..s + k),
-                        None => dofs.extend([FIXED; 6]),
-                    }
-                }
-                let m = mults[e];
-                if m > 0 {
-                    group_start.push(n_node + m_total);
-                }
-                dofs.extend(n_node + m_total..n_node + m_total + m);
-                m_total += m;
-                dof_range.push((a, dofs.len()));
-            }
-            n += m_total;
-            group_start.push(n);
-            // Every fourth layout leaves some elements out of the pattern.
-            let in_pattern: Vec<bool> = (0..n_elements)
-                .map(|_| layout % 4 != 3 || next(2) == 0)
-                .collect();
+            let (n, group_start, dof_range, dofs, in_pattern) = random_layout(layout, &mut next);
             let (matrix, slot_start, slots, max_local) =
                 block_pattern(n, &group_start, &dof_range, &dofs, &in_pattern);
             let (indptr, indices, expected) = reference(n, &dof_range, &dofs, &in_pattern);
@@ -651,6 +730,46 @@ mod tests {
                 }
             }
             assert_eq!(slots.len(), at);
+        }
+    }
+
+    /// Scattering with first writes stored ([`flag_first_writes`]) onto values holding
+    /// garbage, the unwritten values zeroed, gives exactly what adding every block onto zeroed
+    /// values gives (`0 + v = v` in floating point; the later additions are the same in the
+    /// same order), on the random layouts of [`random_layout`].
+    #[test]
+    fn first_writes_stored_equal_additions_onto_zeros() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        for layout in 0..200 {
+            let (n, group_start, dof_range, dofs, in_pattern) = random_layout(layout, &mut next);
+            let (matrix, slot_start, plain, _) =
+                block_pattern(n, &group_start, &dof_range, &dofs, &in_pattern);
+            let mut flagged = plain.clone();
+            let unwritten = flag_first_writes(&mut flagged, matrix.nnz());
+            let mut added = vec![0.0; matrix.nnz()];
+            let mut stored = vec![f64::NAN; matrix.nnz()];
+            for &i in &unwritten {
+                stored[i as usize] = 0.0;
+            }
+            for (e, &(a, b)) in dof_range.iter().enumerate() {
+                let nl = b - a;
+                if !in_pattern[e] || nl == 0 {
+                    continue;
+                }
+                let block: Vec<f64> = (0..nl * nl).map(|_| next(2001) as f64 - 1000.0).collect();
+                let s0 = slot_start[e];
+                for (j, col) in block.chunks_exact(nl).enumerate() {
+                    let cols = s0 + j * nl..s0 + (j + 1) * nl;
+                    scatter_column(&mut added, &plain[cols.clone()], col, false);
+                    scatter_column(&mut stored, &flagged[cols], col, true);
+                }
+            }
+            assert_eq!(stored, added, "layout {layout}");
+            // Every value is written once first, or listed as unwritten.
+            let firsts = flagged
+                .iter()
+                .filter(|&&s| s != NO_SLOT && s & FIRST_WRITE != 0);
+            assert_eq!(firsts.count() + unwritten.len(), matrix.nnz());
         }
     }
 }
