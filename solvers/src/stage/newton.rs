@@ -218,12 +218,7 @@ impl Stage {
             // The point reached by the exact-reuse probe counts only if its matrix acted as
             // Newton's would (EXACT_REUSE_RATE).
             let probed = probing && reused_step;
-            let rate = if probe == Probe::Exact {
-                EXACT_REUSE_RATE
-            } else {
-                REFINE_RATE
-            };
-            let exact = !probed || norm <= rate * prev_norm;
+            let exact = !probed || probe_served(probe, norm, prev_norm, tolerance);
             // A refining correction that contracted by REFINE_RATE but did not reach the
             // tolerance is followed by another one with the same factorization, up to
             // REFINE_CORRECTIONS.
@@ -583,6 +578,23 @@ const REFINE_CORRECTIONS: usize = 3;
 /// 102 instead of 87 ms/step).
 const REFINE_RATE: f64 = 5e-2;
 
+/// Whether the first correction of a probe, from `‖r‖ = prev` to `norm`, counts
+/// ([`Probe`]): the reused matrix acted as Newton's would, contracting `‖r‖` by
+/// [`EXACT_REUSE_RATE`] (exact reuse) or [`REFINE_RATE`] (a donor's or the stage's own
+/// factorization). A refining correction that reaches the `tolerance` with a decrease counts
+/// whatever its rate: a start just above the tolerance, near the residual's round-off floor,
+/// cannot contract by `REFINE_RATE` (rigid chain of 10 000 links: velocity residuals at
+/// 1.08 × the tolerance reduced by 0.59), and refusing it cost a fresh matrix. An exact-reuse
+/// probe (a resting contact network) keeps its rate: its matrix must be the current one.
+fn probe_served(probe: Probe, norm: f64, prev: f64, tolerance: f64) -> bool {
+    let rate = if probe == Probe::Exact {
+        EXACT_REUSE_RATE
+    } else {
+        REFINE_RATE
+    };
+    norm <= rate * prev || (probe != Probe::Exact && norm <= tolerance && norm < prev)
+}
+
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
 const EXACT_REUSE_MAX_WAIT: u32 = 64;
 
@@ -613,4 +625,38 @@ pub(super) fn residual_tolerance(
 
 fn amax(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refining probe counts when it contracts by `REFINE_RATE`, or when it reaches the
+    /// tolerance with a decrease (a start just above the tolerance); not when it reaches the
+    /// tolerance without decreasing, nor when it decreases but stays above. An exact-reuse
+    /// probe counts only by its rate.
+    #[test]
+    fn a_refining_probe_that_reaches_the_tolerance_counts() {
+        let tol = 1.0;
+        for probe in [Probe::Donor, Probe::Own] {
+            assert!(
+                probe_served(probe, 0.04, 1.0, 1e-3),
+                "contracted by REFINE_RATE"
+            );
+            assert!(
+                probe_served(probe, 0.6, 1.08, tol),
+                "at the tolerance, decreased"
+            );
+            assert!(
+                !probe_served(probe, 0.9, 0.8, tol),
+                "at the tolerance, increased"
+            );
+            assert!(
+                !probe_served(probe, 1.02, 1.08, tol),
+                "decreased, above the tolerance"
+            );
+        }
+        assert!(!probe_served(Probe::Exact, 0.6, 1.08, tol));
+        assert!(probe_served(Probe::Exact, 1e-5, 1.08, tol));
+    }
 }
