@@ -122,3 +122,19 @@ fn position_correction_starts_from_the_last_one() {
     println!("largest position difference {gap:e} m");
     assert!(gap <= n as f64 * 2e-8, "{gap:e} m");
 }
+
+/// The position correction and the velocity jump of the 10-link chain (110 unknowns: the
+/// sparse LU) share the smooth stage's matrix pattern, and their first factorizations start
+/// from its pivot order (`Stage::adopt_pivot_order`): over 200 steps neither searches pivots,
+/// while the smooth stage searched once, at the initial acceleration. Without the adoption
+/// each searched at its first factorization (1, 1).
+#[test]
+fn the_corrections_take_the_smooth_pivot_order() {
+    let (summary, _) = run(10, SmoothStart::Adaptive);
+    let searches = |name: &str| summary.stage(name).pivot_searches;
+    assert_eq!(searches("smooth"), 1, "{:?}", summary.stage("smooth"));
+    assert_eq!(searches("position"), 0, "{:?}", summary.stage("position"));
+    assert_eq!(searches("velocity"), 0, "{:?}", summary.stage("velocity"));
+    // Both refactorized: the position correction at every step (its first-order matrix).
+    assert!(summary.stage("position").numeric_factorizations >= 100);
+}

@@ -371,6 +371,29 @@ impl Lu {
         Ok(())
     }
 
+    /// Start from `other`'s pivot order and factor patterns instead of a pivot search at the
+    /// first factorization of the current pattern: for two solvers analyzed on matrices of the
+    /// same pattern (a scheme's stages on one model), where `other` has factorized and this
+    /// one has not. The next [`Lu::factorize`] refactorizes along them, and searches pivots
+    /// only if one fails the refactorization's test, as for any reused order. Returns whether
+    /// the structure was taken (both sparse with the same column order and entry count).
+    pub fn adopt_pivot_order(&mut self, other: &Lu) -> bool {
+        let fits = self.generation.is_some()
+            && other.generation.is_some()
+            && self.dense.is_none()
+            && other.dense.is_none()
+            && !self.fixed.valid
+            && other.fixed.valid
+            && self.primary == other.primary
+            && self.col_perm == other.col_perm
+            && self.fixed.entries() == other.fixed.entries();
+        if fits {
+            self.fixed.copy_structure(&other.fixed);
+            self.diagonal_tried = other.diagonal_tried;
+        }
+        fits
+    }
+
     /// Factorize `a` (square CSC), analyzing its pattern first if `generation` is new (see
     /// [`Lu::analyze`]); the numeric factorization reuses storage. A matrix of another pattern
     /// must come with another `generation`: within one, the refactorization trusts the
@@ -917,6 +940,66 @@ mod tests {
         assert_eq!((lu.numeric_count, lu.pivoting_count), (4, 2));
         check(&mut lu, &build(5.5, 0.0));
         assert_eq!((lu.numeric_count, lu.pivoting_count), (5, 2));
+    }
+
+    /// A solver that adopts another's pivot order for the same pattern refactorizes at its
+    /// first factorization (no pivot search) and solves as one that searched; one that adopts
+    /// an order whose pivot fails its matrix searches anyway; no adoption from an unfactorized
+    /// solver, nor across patterns.
+    #[test]
+    fn an_adopted_pivot_order_serves_the_first_factorization() {
+        // The tridiagonal matrix of the test above: a small (0,0) entry pivots rows 0 and 1.
+        let build = |a00: f64, a10: f64| {
+            let n = 6;
+            let mut e = Vec::new();
+            for i in 0..n {
+                e.push((i, i, if i == 0 { a00 } else { 4.0 }));
+                if i + 1 < n {
+                    e.push((i, i + 1, 1.0));
+                    e.push((i + 1, i, if i == 0 { a10 } else { -1.0 }));
+                }
+            }
+            csc(n, &e)
+        };
+        let solve = |lu: &mut Lu, a: &sprs::CsMat<f64>| {
+            let x: Vec<f64> = (0..a.rows()).map(|i| 1.0 + i as f64).collect();
+            let mut b = vec![0.0; a.rows()];
+            for (v, (r, c)) in a.iter() {
+                b[r] += v * x[c];
+            }
+            lu.factorize(a, 1).unwrap();
+            lu.solve_in_place(&mut b).unwrap();
+            // Well-conditioned 6×6: round-off only.
+            for (bi, xi) in b.iter().zip(&x) {
+                assert!((bi - xi).abs() < 1e-12, "{b:?}");
+            }
+        };
+        let a = build(1e-3, 3.0);
+        let mut donor = Lu::new().with_dense_max(0);
+        donor.analyze(&a, 1).unwrap();
+        let mut taker = Lu::new().with_dense_max(0);
+        taker.analyze(&a, 1).unwrap();
+        assert!(
+            !taker.adopt_pivot_order(&donor),
+            "the donor has not factorized"
+        );
+        solve(&mut donor, &a);
+        assert_eq!(donor.pivoting_count, 1);
+        assert!(taker.adopt_pivot_order(&donor));
+        solve(&mut taker, &build(1.5e-3, 4.5));
+        assert_eq!((taker.numeric_count, taker.pivoting_count), (1, 0));
+        // The donor's order pivots on row 1 for column 0; with a10 = 0 that pivot is zero.
+        let mut failing = Lu::new().with_dense_max(0);
+        failing.analyze(&a, 1).unwrap();
+        assert!(failing.adopt_pivot_order(&donor));
+        solve(&mut failing, &build(5.0, 0.0));
+        assert_eq!((failing.numeric_count, failing.pivoting_count), (1, 1));
+        // Another pattern (order 7): refused.
+        let mut other = Lu::new().with_dense_max(0);
+        other
+            .analyze(&csc(7, &(0..7).map(|i| (i, i, 1.0)).collect::<Vec<_>>()), 1)
+            .unwrap();
+        assert!(!other.adopt_pivot_order(&donor));
     }
 
     /// `factorize_solve` gives `factorize` + `solve_in_place` to the bit: on the first

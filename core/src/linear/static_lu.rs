@@ -582,6 +582,50 @@ impl StaticLu {
         }
     }
 
+    /// Take `other`'s pivot order and factor patterns (valid factors of a matrix of the
+    /// pattern these factors were analyzed for), reusing this storage; the values follow at
+    /// the next [`StaticLu::refactor`]. Room is then reserved as after a factorization.
+    pub(super) fn copy_structure(&mut self, other: &StaticLu) {
+        self.n = other.n;
+        self.row_perm.clone_from(&other.row_perm);
+        self.row_pos.clone_from(&other.row_pos);
+        self.col_perm.clone_from(&other.col_perm);
+        self.l_ptr.clone_from(&other.l_ptr);
+        self.l_idx.clone_from(&other.l_idx);
+        self.l_val.clone_from(&other.l_val);
+        self.u_ptr.clone_from(&other.u_ptr);
+        self.u_idx.clone_from(&other.u_idx);
+        self.u_val.clone_from(&other.u_val);
+        self.u_diag.clone_from(&other.u_diag);
+        self.a_pos.clone_from(&other.a_pos);
+        self.node_row.clone_from(&other.node_row);
+        self.sn_start.clone_from(&other.sn_start);
+        self.sn_of.clone_from(&other.sn_of);
+        self.sn_rows_ptr.clone_from(&other.sn_rows_ptr);
+        self.sn_rows.clone_from(&other.sn_rows);
+        self.sn_val_ptr.clone_from(&other.sn_val_ptr);
+        self.sn_val.clone_from(&other.sn_val);
+        self.supernodal = other.supernodal;
+        self.primary = other.primary;
+        let n = self.n;
+        for v in [&mut self.x, &mut self.y] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+        if self.sn_tmp.len() < other.sn_tmp.len() {
+            self.sn_tmp.resize(other.sn_tmp.len(), 0.0);
+        }
+        self.sn_tmp.fill(0.0);
+        for m in [&mut self.mark, &mut self.row_mark] {
+            m.clear();
+            m.resize(n, UNSET);
+        }
+        self.max_l = self.max_l.max(other.l_idx.len());
+        self.max_u = self.max_u.max(other.u_idx.len());
+        self.reserve_twice();
+        self.valid = other.valid;
+    }
+
     /// Reserve room for patterns twice the size of the largest stored so far (the capacity
     /// stays bounded over any number of patterns).
     pub(super) fn reserve_twice(&mut self) {
@@ -914,6 +958,11 @@ impl StaticLu {
     #[cfg(test)]
     pub(super) fn is_supernodal(&self) -> bool {
         self.supernodal
+    }
+
+    /// Number of matrix entries the stored structure maps to pivot positions.
+    pub(super) fn entries(&self) -> usize {
+        self.a_pos.len()
     }
 
     /// The pivots `U_jj`.

@@ -178,6 +178,9 @@ pub struct StageSummary {
     pub symbolic_factorizations: usize,
     /// Numeric LU factorizations.
     pub numeric_factorizations: usize,
+    /// Of these, sparse ones that searched pivots and built the factors' structure (the
+    /// others refactorized along a stored pivot order; [`Stage::adopt_pivot_order`]).
+    pub pivot_searches: usize,
     /// Residual-only assemblies (line-search backtracks: no Hessian assembled).
     pub residual_assemblies: usize,
     /// Residual-only convergence checks at the start of a solve (tried when the previous
@@ -878,6 +881,14 @@ impl Stage {
             std::mem::swap(&mut x, &mut y);
         }
         None
+    }
+
+    /// Start this stage's first factorization from `other`'s pivot order when their
+    /// iteration matrices have the same pattern and `other` has factorized (see
+    /// [`Lu::adopt_pivot_order`]): a refactorization instead of a pivot search. Returns
+    /// whether it was taken.
+    pub fn adopt_pivot_order(&mut self, other: &Stage) -> bool {
+        self.system.same_pattern(&other.system) && self.lu.adopt_pivot_order(&other.lu)
     }
 
     /// Number of multiplier unknowns of the stage (rows of the constraint block).

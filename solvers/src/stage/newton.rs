@@ -474,6 +474,7 @@ impl Stage {
         s.backtracks += r.backtracks;
         s.symbolic_factorizations = self.lu.symbolic_count;
         s.numeric_factorizations = self.lu.numeric_count;
+        s.pivot_searches = self.lu.pivoting_count;
     }
 
     /// Largest rotation \[rad\] that the last correction applies to a frame node:
