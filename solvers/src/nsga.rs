@@ -241,8 +241,11 @@ impl Nsga {
         me.size_position_start();
         me.initial_acceleration(model)?;
         // The corrections' matrices share the smooth one's pattern on models without
-        // contacts: they start from its pivot order (a refactorization, where a pivot search
-        // at their first solve cost 5 refactorizations' time on a chain of 10 000 links).
+        // contacts: where the initial acceleration factorized, they take its pivot order
+        // (their first factorizations then refactorize, where a pivot search cost 5
+        // refactorizations' time on a chain of 10 000 links). A model whose initial
+        // acceleration needs no factorization (at rest in equilibrium) keeps the searches: on
+        // the slider-crank the smooth order failed the position matrix's pivot test anyway.
         me.position.adopt_pivot_order(&me.smooth);
         me.velocity.adopt_pivot_order(&me.smooth);
         Ok(me)

@@ -371,6 +371,19 @@ impl Lu {
         Ok(())
     }
 
+    /// The constant-time part of [`Lu::adopt_pivot_order`]'s conditions: both analyzed and
+    /// sparse with the same declared node unknowns, `other` factorized and this one not (a
+    /// caller checks it before comparing patterns).
+    pub fn may_adopt(&self, other: &Lu) -> bool {
+        !self.fixed.valid
+            && other.fixed.valid
+            && self.generation.is_some()
+            && other.generation.is_some()
+            && self.dense.is_none()
+            && other.dense.is_none()
+            && self.primary == other.primary
+    }
+
     /// Start from `other`'s pivot order and factor patterns instead of a pivot search at the
     /// first factorization of the current pattern: for two solvers analyzed on matrices of the
     /// same pattern (a scheme's stages on one model), where `other` has factorized and this
@@ -378,15 +391,9 @@ impl Lu {
     /// only if one fails the refactorization's test, as for any reused order. Returns whether
     /// the structure was taken (both sparse with the same column order and entry count).
     pub fn adopt_pivot_order(&mut self, other: &Lu) -> bool {
-        let fits = self.generation.is_some()
-            && other.generation.is_some()
-            && self.dense.is_none()
-            && other.dense.is_none()
-            && !self.fixed.valid
-            && other.fixed.valid
-            && self.primary == other.primary
-            && self.col_perm == other.col_perm
-            && self.fixed.entries() == other.fixed.entries();
+        let fits = self.may_adopt(other)
+            && self.fixed.entries() == other.fixed.entries()
+            && self.col_perm == other.col_perm;
         if fits {
             self.fixed.copy_structure(&other.fixed);
             self.diagonal_tried = other.diagonal_tried;

@@ -886,9 +886,12 @@ impl Stage {
     /// Start this stage's first factorization from `other`'s pivot order when their
     /// iteration matrices have the same pattern and `other` has factorized (see
     /// [`Lu::adopt_pivot_order`]): a refactorization instead of a pivot search. Returns
-    /// whether it was taken.
+    /// whether it was taken. Cheap when there is nothing to take: the patterns are compared
+    /// only when this stage has no factors and `other` has.
     pub fn adopt_pivot_order(&mut self, other: &Stage) -> bool {
-        self.system.same_pattern(&other.system) && self.lu.adopt_pivot_order(&other.lu)
+        self.lu.may_adopt(&other.lu)
+            && self.system.same_pattern(&other.system)
+            && self.lu.adopt_pivot_order(&other.lu)
     }
 
     /// Number of multiplier unknowns of the stage (rows of the constraint block).
