@@ -735,8 +735,8 @@ mod tests {
 
     /// Scattering with first writes stored ([`flag_first_writes`]) onto values holding
     /// garbage, the unwritten values zeroed, gives exactly what adding every block onto zeroed
-    /// values gives (`0 + v = v` in floating point; the later additions are the same in the
-    /// same order), on the random layouts of [`random_layout`].
+    /// values gives (`0 + v = v` in floating point, up to the sign of a zero; the later
+    /// additions are the same in the same order), on the random layouts of [`random_layout`].
     #[test]
     fn first_writes_stored_equal_additions_onto_zeros() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);

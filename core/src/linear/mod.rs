@@ -902,6 +902,36 @@ mod tests {
         }
     }
 
+    /// The 6 × 6 tridiagonal matrix with `a00`, `a10` in its first column, 4 on the rest of the
+    /// diagonal, 1 above and −1 below: a small `a00` makes a pivot search take row 1.
+    fn tridiagonal(a00: f64, a10: f64) -> sprs::CsMat<f64> {
+        let n = 6;
+        let mut e = Vec::new();
+        for i in 0..n {
+            e.push((i, i, if i == 0 { a00 } else { 4.0 }));
+            if i + 1 < n {
+                e.push((i, i + 1, 1.0));
+                e.push((i + 1, i, if i == 0 { a10 } else { -1.0 }));
+            }
+        }
+        csc(n, &e)
+    }
+
+    /// Factorize the well-conditioned `a` with `lu` and check that it solves `a x = a x̂` for
+    /// `x̂ = (1, 2, …)` to round-off (1e-12 on these 6 × 6 matrices).
+    fn factorize_and_check_solve(lu: &mut Lu, a: &sprs::CsMat<f64>) {
+        let x: Vec<f64> = (0..a.rows()).map(|i| 1.0 + i as f64).collect();
+        let mut b = vec![0.0; a.rows()];
+        for (v, (r, c)) in a.iter() {
+            b[r] += v * x[c];
+        }
+        lu.factorize(a, 1).unwrap();
+        lu.solve_in_place(&mut b).unwrap();
+        for (bi, xi) in b.iter().zip(&x) {
+            assert!((bi - xi).abs() < 1e-12, "{b:?}");
+        }
+    }
+
     /// The sparse path refactorizes along the first pivot order while its pivots serve, and
     /// factorizes with partial pivoting again when a pivot of that order becomes too small.
     #[test]
@@ -909,30 +939,9 @@ mod tests {
         // Tridiagonal with a small (0,0) entry that makes the first factorization pivot rows 0
         // and 1; then the (0,0) entry grows and the (1,0) entry vanishes, so the old order's
         // pivot is zero and the solver must pivot again.
-        let build = |a00: f64, a10: f64| {
-            let n = 6;
-            let mut e = Vec::new();
-            for i in 0..n {
-                e.push((i, i, if i == 0 { a00 } else { 4.0 }));
-                if i + 1 < n {
-                    e.push((i, i + 1, 1.0));
-                    e.push((i + 1, i, if i == 0 { a10 } else { -1.0 }));
-                }
-            }
-            csc(n, &e)
-        };
+        let build = tridiagonal;
         let check = |lu: &mut Lu, a: &sprs::CsMat<f64>| {
-            let x: Vec<f64> = (0..a.rows()).map(|i| 1.0 + i as f64).collect();
-            let mut b = vec![0.0; a.rows()];
-            for (v, (r, c)) in a.iter() {
-                b[r] += v * x[c];
-            }
-            lu.factorize(a, 1).unwrap();
-            lu.solve_in_place(&mut b).unwrap();
-            // Well-conditioned 6×6: round-off only.
-            for (bi, xi) in b.iter().zip(&x) {
-                assert!((bi - xi).abs() < 1e-12, "{b:?}");
-            }
+            factorize_and_check_solve(lu, a);
             let reference = dense_det(a);
             let d = lu.determinant().unwrap();
             assert_eq!(d.sign as f64, reference.signum());
@@ -955,32 +964,8 @@ mod tests {
     /// solver, nor across patterns.
     #[test]
     fn an_adopted_pivot_order_serves_the_first_factorization() {
-        // The tridiagonal matrix of the test above: a small (0,0) entry pivots rows 0 and 1.
-        let build = |a00: f64, a10: f64| {
-            let n = 6;
-            let mut e = Vec::new();
-            for i in 0..n {
-                e.push((i, i, if i == 0 { a00 } else { 4.0 }));
-                if i + 1 < n {
-                    e.push((i, i + 1, 1.0));
-                    e.push((i + 1, i, if i == 0 { a10 } else { -1.0 }));
-                }
-            }
-            csc(n, &e)
-        };
-        let solve = |lu: &mut Lu, a: &sprs::CsMat<f64>| {
-            let x: Vec<f64> = (0..a.rows()).map(|i| 1.0 + i as f64).collect();
-            let mut b = vec![0.0; a.rows()];
-            for (v, (r, c)) in a.iter() {
-                b[r] += v * x[c];
-            }
-            lu.factorize(a, 1).unwrap();
-            lu.solve_in_place(&mut b).unwrap();
-            // Well-conditioned 6×6: round-off only.
-            for (bi, xi) in b.iter().zip(&x) {
-                assert!((bi - xi).abs() < 1e-12, "{b:?}");
-            }
-        };
+        // A small (0,0) entry pivots rows 0 and 1.
+        let (build, solve) = (tridiagonal, factorize_and_check_solve);
         let a = build(1e-3, 3.0);
         let mut donor = Lu::new().with_dense_max(0);
         donor.analyze(&a, 1).unwrap();
