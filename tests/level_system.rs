@@ -35,7 +35,11 @@ fn scattered(
     n_elements: usize,
     with_hessian: &dyn Fn(usize) -> bool,
 ) -> (BTreeMap<(usize, usize), f64>, Vec<f64>) {
+    // Some active elements get no Hessian here, outside `zero`'s contract (a stage's assembly
+    // scatters every active element's, whose first writes store): the values start from zero
+    // explicitly.
     system.zero();
+    system.matrix.data_mut().fill(0.0);
     for e in 0..n_elements {
         let n = system.local_size(e);
         if !system.active[e] || n == 0 {

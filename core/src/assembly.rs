@@ -107,6 +107,9 @@ pub struct LevelSystem {
     /// The current assembly stores first writes ([`LevelSystem::zero`] found `active`
     /// unchanged) instead of adding onto zeroed values.
     assign: bool,
+    /// The element after the last one whose Hessian was scattered since [`LevelSystem::zero`]
+    /// (debug builds check that the scatters come in element order).
+    next_hessian: usize,
     /// The iteration matrix in CSC form (pattern fixed; values refilled every iteration).
     pub matrix: CsMat<f64>,
     /// Right-hand side / residual vector.
@@ -235,6 +238,7 @@ impl LevelSystem {
             slots,
             unwritten,
             assign: false,
+            next_hessian: 0,
             matrix,
             rhs: vec![0.0; n],
             max_local,
@@ -286,6 +290,7 @@ impl LevelSystem {
     /// in element order, as a stage's assembly does.
     pub fn zero(&mut self) {
         self.assign = self.active == self.first_write_active;
+        self.next_hessian = 0;
         let data = self.matrix.data_mut();
         if self.assign {
             for &i in &self.unwritten {
@@ -300,6 +305,18 @@ impl LevelSystem {
     /// Zero the right-hand side only (a residual-only assembly keeps the matrix values).
     pub fn zero_rhs(&mut self) {
         self.rhs.fill(0.0);
+    }
+
+    /// Debug builds: element `e`'s Hessian comes after those scattered since
+    /// [`LevelSystem::zero`], as the first-write flags assume.
+    #[inline]
+    fn check_order(&mut self, e: usize) {
+        debug_assert!(
+            !self.assign || e >= self.next_hessian,
+            "Hessian of element {e} scattered after element {}'s: first writes assume element order",
+            self.next_hessian.saturating_sub(1)
+        );
+        self.next_hessian = e + 1;
     }
 
     /// Add element `e`'s local residual `r` (its `n` local unknowns) into `rhs`.
@@ -323,7 +340,8 @@ impl LevelSystem {
     }
 
     /// Add element `e`'s local residual `r` (its `n` local unknowns) and local matrix `h`
-    /// (column-major `n × n`, contiguous) into `rhs` and the matrix values.
+    /// (column-major `n × n`, contiguous) into `rhs` and the matrix values (a value's first
+    /// write after [`LevelSystem::zero`] stores: see there for the order and coverage).
     pub fn scatter_slices(&mut self, e: usize, r: &[f64], h: &[f64]) {
         let (a, b) = self.dof_range[e];
         let n = b - a;
@@ -339,6 +357,7 @@ impl LevelSystem {
         if !self.in_pattern[e] {
             return; // no slots: nothing to add
         }
+        self.check_order(e);
         let s0 = self.slot_start[e];
         let data = self.matrix.data_mut();
         for (slots, col) in self.slots[s0..s0 + n * n]
@@ -350,7 +369,8 @@ impl LevelSystem {
     }
 
     /// Add element `e`'s local residual (first `n` entries of `r`) into `rhs` and, if
-    /// `hessian` is given, its local matrix (top-left `n×n` block) into the matrix values.
+    /// `hessian` is given, its local matrix (top-left `n×n` block) into the matrix values (as
+    /// [`LevelSystem::scatter_slices`]).
     pub fn scatter(&mut self, e: usize, r: &DVector<f64>, hessian: Option<&DMatrix<f64>>) {
         let (a, b) = self.dof_range[e];
         let n = b - a;
@@ -368,6 +388,7 @@ impl LevelSystem {
             if !self.in_pattern[e] {
                 return; // no slots: nothing to add
             }
+            self.check_order(e);
             let s0 = self.slot_start[e];
             let data = self.matrix.data_mut();
             let ld = h.nrows();
@@ -515,7 +536,7 @@ fn block_pattern(
     // The values allocated below (8 bytes each) would exhaust memory long before.
     assert!(
         indices.len() < SLOT_INDEX as usize,
-        "iteration matrix with {} entries: above the 2^31 - 1 the slot map indexes",
+        "iteration matrix with {} entries: the slot map indexes fewer than 2^31 - 1",
         indices.len()
     );
     let data = vec![0.0; indices.len()];

@@ -204,7 +204,8 @@ pub struct Lu {
     /// Number of numeric factorizations performed.
     pub numeric_count: usize,
     /// Of these, sparse factorizations with a pivot and structure search (the others reuse
-    /// the pivot order and patterns of the last one, or of the diagonal pivots).
+    /// the pivot order and patterns of the last one, of the diagonal pivots, or adopted from
+    /// another solver: [`Lu::adopt_pivot_order`]; dense ones are not counted).
     pub pivoting_count: usize,
     /// The diagonal pivots were tried on the current pattern (see [`Lu::factorize`]).
     diagonal_tried: bool,
@@ -371,6 +372,11 @@ impl Lu {
         Ok(())
     }
 
+    /// Whether the current analysis is that of pattern `generation`.
+    pub fn analyzed_for(&self, generation: u64) -> bool {
+        self.generation == Some(generation)
+    }
+
     /// The constant-time part of [`Lu::adopt_pivot_order`]'s conditions: both analyzed and
     /// sparse with the same declared node unknowns, `other` factorized and this one not (a
     /// caller checks it before comparing patterns).
@@ -396,7 +402,6 @@ impl Lu {
             && self.col_perm == other.col_perm;
         if fits {
             self.fixed.copy_structure(&other.fixed);
-            self.diagonal_tried = other.diagonal_tried;
         }
         fits
     }

@@ -584,7 +584,9 @@ impl StaticLu {
 
     /// Take `other`'s pivot order and factor patterns (valid factors of a matrix of the
     /// pattern these factors were analyzed for), reusing this storage; the values follow at
-    /// the next [`StaticLu::refactor`]. Room is then reserved as after a factorization.
+    /// the next [`StaticLu::refactor`]. Room for `L` and `U` is then reserved as after a
+    /// factorization (the supernode arrays are copied at their size; they grow, as in
+    /// [`StaticLu::build_supernodes`], if a later pivot order needs more).
     pub(super) fn copy_structure(&mut self, other: &StaticLu) {
         self.n = other.n;
         self.row_perm.clone_from(&other.row_perm);

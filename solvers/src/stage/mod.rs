@@ -178,8 +178,9 @@ pub struct StageSummary {
     pub symbolic_factorizations: usize,
     /// Numeric LU factorizations.
     pub numeric_factorizations: usize,
-    /// Of these, sparse ones that searched pivots and built the factors' structure (the
-    /// others refactorized along a stored pivot order; [`Stage::adopt_pivot_order`]).
+    /// Of these, sparse ones that searched pivots and built the factors' structure (not the
+    /// dense ones, nor refactorizations along a stored, adopted ([`Stage::adopt_pivot_order`])
+    /// or diagonal pivot order).
     pub pivot_searches: usize,
     /// Residual-only assemblies (line-search backtracks: no Hessian assembled).
     pub residual_assemblies: usize,
@@ -889,7 +890,9 @@ impl Stage {
     /// whether it was taken. Cheap when there is nothing to take: the patterns are compared
     /// only when this stage has no factors and `other` has.
     pub fn adopt_pivot_order(&mut self, other: &Stage) -> bool {
-        self.lu.may_adopt(&other.lu)
+        self.lu.analyzed_for(self.system.generation)
+            && other.lu.analyzed_for(other.system.generation)
+            && self.lu.may_adopt(&other.lu)
             && self.system.same_pattern(&other.system)
             && self.lu.adopt_pivot_order(&other.lu)
     }

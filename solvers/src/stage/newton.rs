@@ -31,10 +31,11 @@ impl Stage {
 
     /// [`Stage::newton`] whose first corrections may use `donor`'s current factorization
     /// instead of assembling and factorizing its own (with [`Tolerance::exact_reuse`]):
-    /// refining corrections, each of which must contract `‖r‖` by `REFINE_RATE` (5·10⁻²),
-    /// until the stage's convergence test passes, at most `REFINE_CORRECTIONS` (3); a
-    /// correction that contracts less, or the last one short of the tolerance, is undone and
-    /// the stage factorizes its own matrix where it started. For a stage whose
+    /// refining corrections, each of which must contract `‖r‖` by `REFINE_RATE` (5·10⁻²) or
+    /// reach the tolerance with a decrease (`probe_served`), until the stage's convergence
+    /// test passes, at most `REFINE_CORRECTIONS` (3); a correction that does neither, or the
+    /// last one short of the tolerance, is undone and the stage factorizes its own matrix
+    /// where it started. For a stage whose
     /// matrix nearly equals another's at the same state: NSGA's velocity jump after the
     /// position correction of a model without contacts, both `M` and the joints' `k G` at
     /// `q_{n+1}` up to the last position correction (forces enter the position matrix with
@@ -567,8 +568,9 @@ enum Probe {
 /// Most refining corrections of a solve ([`Probe::Donor`]).
 const REFINE_CORRECTIONS: usize = 3;
 
-/// Each refining correction must reduce `‖r‖` at least this much, else the stage factorizes
-/// its own matrix; they continue until the convergence test passes, at most
+/// Each refining correction must reduce `‖r‖` at least this much (or reach the tolerance with a
+/// decrease: [`probe_served`]), else the stage factorizes its own matrix; they continue until
+/// the convergence test passes, at most
 /// `REFINE_CORRECTIONS`. (Continuing to the constraint rows' round-off floor instead was
 /// measured: 2.6 instead of 1.4 velocity corrections per solve on the chain of 1 000 links,
 /// 6.4 → 7.2 ms/step, and 87 → 100 ms/step at 10 000; the hinge velocities of
@@ -579,8 +581,8 @@ const REFINE_CORRECTIONS: usize = 3;
 /// 102 instead of 87 ms/step).
 const REFINE_RATE: f64 = 5e-2;
 
-/// Whether the first correction of a probe, from `‖r‖ = prev` to `norm`, counts
-/// ([`Probe`]): the reused matrix acted as Newton's would, contracting `‖r‖` by
+/// Whether a probe's correction (the exact-reuse one, or each refining one), from
+/// `‖r‖ = prev` to `norm`, counts ([`Probe`]): the reused matrix acted as Newton's would, contracting `‖r‖` by
 /// [`EXACT_REUSE_RATE`] (exact reuse) or [`REFINE_RATE`] (a donor's or the stage's own
 /// factorization). A refining correction that reaches the `tolerance` with a decrease counts
 /// whatever its rate: a start just above the tolerance, near the residual's round-off floor,
