@@ -153,3 +153,68 @@ fn a_deferred_stage_pattern_is_part_of_the_full_one() {
         }
     }
 }
+
+/// Scatter every active element's residual and a Hessian whose entries depend on `seed`
+/// (`H_ij = seed + e + 0.01 i + 0.0001 j`), after `zero` only, as a stage's assembly does;
+/// return the matrix as `(row, column) → value`.
+fn assembled(
+    system: &mut LevelSystem,
+    n_elements: usize,
+    seed: f64,
+) -> BTreeMap<(usize, usize), f64> {
+    system.zero();
+    for e in 0..n_elements {
+        let n = system.local_size(e);
+        if !system.active[e] || n == 0 {
+            continue;
+        }
+        let r = vec![seed; n];
+        let h: Vec<f64> = (0..n * n)
+            .map(|k| seed + e as f64 + 0.01 * (k % n) as f64 + 1e-4 * (k / n) as f64)
+            .collect();
+        system.scatter_slices(e, &r, &h);
+    }
+    let mut entries = BTreeMap::new();
+    for (c, col) in system.matrix.outer_iterator().enumerate() {
+        for (r, &v) in col.iter() {
+            entries.insert((r, c), v);
+        }
+    }
+    entries
+}
+
+/// Repeated assemblies on one system, each after `zero` alone (the first write to each value
+/// stores, the others add): every one equals the same assembly on a new system, whose values
+/// start at zero — after another assembly's values, with the contacts switched off for one
+/// assembly (then every value is zeroed and every scatter adds, as in the Gauss–Seidel's
+/// assemblies) and switched back on.
+#[test]
+fn repeated_assemblies_equal_fresh_ones() {
+    let (model, _) = settled_column();
+    let numbering = NodeNumbering::new(model.nodes());
+    let els = model.elements();
+    let level = Level::Position;
+    let fresh = |seed: f64, off: &dyn Fn(usize) -> bool| {
+        let mut s = LevelSystem::new(level, model.nodes(), &numbering, els, 0);
+        for e in (0..els.len()).filter(|&e| off(e)) {
+            s.active[e] = false;
+        }
+        assembled(&mut s, els.len(), seed)
+    };
+    let none = |_: usize| false;
+    let contacts = |e: usize| els[e].as_contact().is_some();
+    let mut system = LevelSystem::new(level, model.nodes(), &numbering, els, 0);
+    assert_eq!(assembled(&mut system, els.len(), 1.0), fresh(1.0, &none));
+    assert_eq!(assembled(&mut system, els.len(), 7.0), fresh(7.0, &none));
+    for e in (0..els.len()).filter(|&e| contacts(e)) {
+        system.active[e] = false;
+    }
+    let without = assembled(&mut system, els.len(), 3.0);
+    assert_eq!(without, fresh(3.0, &contacts));
+    // The contacts' own entries (their multiplier rows) hold zeros, not the last values.
+    assert!(without.values().filter(|&&v| v == 0.0).count() > 0);
+    for e in (0..els.len()).filter(|&e| contacts(e)) {
+        system.active[e] = true;
+    }
+    assert_eq!(assembled(&mut system, els.len(), 5.0), fresh(5.0, &none));
+}
