@@ -16,6 +16,18 @@ fn run(n: usize, smooth_start: SmoothStart) -> (RunSummary, MemorySink) {
 
 /// [`run`] with the warm starts (`NsgaOptions::warm_start`) on or off.
 fn run_with(n: usize, smooth_start: SmoothStart, warm_start: bool) -> (RunSummary, MemorySink) {
+    run_options(
+        n,
+        NsgaOptions {
+            smooth_start,
+            warm_start,
+            ..NsgaOptions::default()
+        },
+    )
+}
+
+/// [`run`] with `opts` but for the chain's step, duration, `ρ∞` and gravity.
+fn run_options(n: usize, opts: NsgaOptions) -> (RunSummary, MemorySink) {
     let mut model = bench_models::chain(n, 0.1);
     let h = 1e-3;
     let opts = NsgaOptions {
@@ -23,9 +35,7 @@ fn run_with(n: usize, smooth_start: SmoothStart, warm_start: bool) -> (RunSummar
         t_end: 200.0 * h,
         rho_inf: 0.8,
         gravity: Vector3::new(0.0, 0.0, -9.81),
-        smooth_start,
-        warm_start,
-        ..NsgaOptions::default()
+        ..opts
     };
     let mut solver = Nsga::new(&mut model, opts).unwrap();
     let mut sink = MemorySink::default();
@@ -133,20 +143,11 @@ fn position_correction_starts_from_the_last_one() {
 #[test]
 fn the_corrections_take_the_smooth_pivot_order() {
     for jacobian_reuse in [NsgaOptions::default().jacobian_reuse, None] {
-        let mut model = bench_models::chain(10, 0.1);
-        let h = 1e-3;
         let opts = NsgaOptions {
-            h,
-            t_end: 200.0 * h,
-            rho_inf: 0.8,
-            gravity: Vector3::new(0.0, 0.0, -9.81),
             jacobian_reuse,
             ..NsgaOptions::default()
         };
-        let mut solver = Nsga::new(&mut model, opts).unwrap();
-        let summary = solver
-            .run(&mut model, &mut MemorySink::default(), &mut |_| {})
-            .unwrap();
+        let (summary, _) = run_options(10, opts);
         let stage = |name: &str| summary.stage(name);
         assert_eq!(stage("smooth").pivot_searches, 1, "{:?}", stage("smooth"));
         for name in ["position", "velocity"] {
