@@ -62,7 +62,10 @@ pub fn hertz_stiffness(radius: f64, a: &Material, b: &Material) -> Result<f64, F
 }
 
 /// Hysteresis damping `D` of the Hunt–Crossley family (§3), from the restitution `e_N` and the
-/// initial approach speed `δ̇_i` of the impact. All are `D = χ K / δ̇_i` with `χ(e_N)`:
+/// initial approach speed `δ̇_i` of the impact. All are `D = χ K / δ̇_i` with `χ(e_N)`. The
+/// thesis' fifth model, Hu et al. (2011), is not here: its copy of the formula is unreadable
+/// (spec §3: "not recoverable") and the paper was not available to us, so there is no
+/// published formula to implement. The others:
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Damping {
