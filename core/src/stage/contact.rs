@@ -362,7 +362,7 @@ fn warm_slot(level: Level) -> usize {
 ///
 /// An open contact's exact multipliers are zero; its converged iterate may keep a residue
 /// within the tolerance (e.g. 1e-22), which would otherwise be carried from step to step and
-/// keep the contact's rows from vanishing exactly ([`inert_contact`]).
+/// keep the contact's rows from vanishing exactly (`inert_contact`).
 pub fn contact_warm_start(history: &ContactHistory, cx: &StepCx, mult: &mut [f64]) {
     match cx.level {
         Level::Position if history.closed => history.last[0].recall(cx.k, cx.h, 2, mult),
