@@ -16,3 +16,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The packages above are the system Python's; a `python3` first on PATH may be another one
+# (pyenv, conda, a venv) that cannot import them.
+if ! python3 -c "import h5py, matplotlib" >/dev/null 2>&1; then
+  echo "note: $(command -v python3 || echo python3) cannot import h5py and matplotlib (installed" \
+    "for /usr/bin/python3): run the Python examples with /usr/bin/python3, or" \
+    "pip install h5py matplotlib in that environment" >&2
+fi

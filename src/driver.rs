@@ -420,15 +420,19 @@ pub fn elements_listing(kind: Option<&str>) -> Result<String, String> {
         .filter(|k| kind.is_none_or(|name| k.key == name))
         .collect();
     if kinds.is_empty() && composites.is_empty() {
-        let known: Vec<&str> = saltus_core::element_kinds()
+        let types: Vec<&str> = saltus_core::element_kinds()
             .iter()
             .map(|k| k.type_name)
-            .chain(composite_kinds().iter().map(|k| k.key))
+            .collect();
+        let keys: Vec<String> = composite_kinds()
+            .iter()
+            .map(|k| format!("[[{}]]", k.key))
             .collect();
         return Err(format!(
-            "unknown element type `{}` (known: {})",
+            "unknown element type `{}` (element types: {}; composite model-file keys: {})",
             kind.unwrap_or_default(),
-            known.join(", ")
+            types.join(", "),
+            keys.join(", ")
         ));
     }
     let mut s = String::new();

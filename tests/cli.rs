@@ -453,9 +453,12 @@ fn cli_command_line_help_version_and_option_errors() {
     );
     let o = saltus(&["elements", "rigid_bdy"], &d);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o)
-        .1
-        .contains("unknown element type `rigid_bdy` (known: beam,"));
+    let err = text(&o).1;
+    assert!(
+        err.contains("unknown element type `rigid_bdy` (element types: beam,")
+            && err.contains("composite model-file keys: [[ball_bearings]]"),
+        "{err}"
+    );
 }
 
 #[test]

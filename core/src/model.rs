@@ -43,7 +43,12 @@ struct Slot {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BuildError {
     /// The element type is not registered.
-    #[error("element `{element}`: unknown type `{type_name}`; registered types: {}", known.join(", "))]
+    #[error(
+        "element `{element}`: unknown type `{type_name}`; registered types: {} (a type from \
+         another crate is registered only if that crate is linked into the program: call one \
+         of its functions, such as its `link()`)",
+        known.join(", ")
+    )]
     UnknownType {
         /// Element name.
         element: String,
