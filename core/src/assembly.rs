@@ -343,60 +343,36 @@ impl LevelSystem {
     /// (column-major `n × n`, contiguous) into `rhs` and the matrix values (a value's first
     /// write after [`LevelSystem::zero`] stores: see there for the order and coverage).
     pub fn scatter_slices(&mut self, e: usize, r: &[f64], h: &[f64]) {
-        let (a, b) = self.dof_range[e];
-        let n = b - a;
-        for (g, v) in self.dofs[a..b].iter().zip(r) {
-            if *g != FIXED {
-                self.rhs[*g] += v;
-            }
-        }
-        debug_assert!(
-            self.in_pattern[e],
-            "Hessian of element {e}, left out of the pattern"
-        );
-        if !self.in_pattern[e] {
-            return; // no slots: nothing to add
-        }
-        self.check_order(e);
-        let s0 = self.slot_start[e];
-        let data = self.matrix.data_mut();
-        for (slots, col) in self.slots[s0..s0 + n * n]
-            .chunks_exact(n)
-            .zip(h.chunks_exact(n))
-        {
-            scatter_column(data, slots, col, self.assign);
-        }
+        self.scatter_residual(e, r);
+        self.scatter_hessian(e, h, self.local_size(e));
     }
 
     /// Add element `e`'s local residual (first `n` entries of `r`) into `rhs` and, if
     /// `hessian` is given, its local matrix (top-left `n×n` block) into the matrix values (as
     /// [`LevelSystem::scatter_slices`]).
     pub fn scatter(&mut self, e: usize, r: &DVector<f64>, hessian: Option<&DMatrix<f64>>) {
-        let (a, b) = self.dof_range[e];
-        let n = b - a;
-        for i in 0..n {
-            let g = self.dofs[a + i];
-            if g != FIXED {
-                self.rhs[g] += r[i];
-            }
-        }
+        self.scatter_residual(e, r.as_slice());
         if let Some(h) = hessian {
-            debug_assert!(
-                self.in_pattern[e],
-                "Hessian of element {e}, left out of the pattern"
-            );
-            if !self.in_pattern[e] {
-                return; // no slots: nothing to add
-            }
-            self.check_order(e);
-            let s0 = self.slot_start[e];
-            let data = self.matrix.data_mut();
-            let ld = h.nrows();
-            let hs = h.as_slice();
-            for j in 0..n {
-                let slots = &self.slots[s0 + j * n..s0 + (j + 1) * n];
-                scatter_column(data, slots, &hs[j * ld..j * ld + n], self.assign);
-            }
+            self.scatter_hessian(e, h.as_slice(), h.nrows());
+        }
+    }
+
+    /// Add element `e`'s local matrix, the top-left `n × n` block of the column-major `h` of
+    /// leading dimension `ld`, into the matrix values along its slots.
+    fn scatter_hessian(&mut self, e: usize, h: &[f64], ld: usize) {
+        debug_assert!(
+            self.in_pattern[e],
+            "Hessian of element {e}, left out of the pattern"
+        );
+        let n = self.local_size(e);
+        if !self.in_pattern[e] || n == 0 {
+            return; // no slots: nothing to add
+        }
+        self.check_order(e);
+        let s0 = self.slot_start[e];
+        let data = self.matrix.data_mut();
+        for (j, slots) in self.slots[s0..s0 + n * n].chunks_exact(n).enumerate() {
+            scatter_column(data, slots, &h[j * ld..j * ld + n], self.assign);
         }
     }
 }

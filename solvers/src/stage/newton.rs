@@ -29,20 +29,19 @@ impl Stage {
         self.newton_inner(model, state, cx, tol, step, smooth, None, update)
     }
 
-    /// [`Stage::newton`] whose first corrections may use `donor`'s current factorization
-    /// instead of assembling and factorizing its own (with [`Tolerance::exact_reuse`]):
-    /// refining corrections, each of which must contract `‖r‖` by `REFINE_RATE` (5·10⁻²) or
-    /// reach the tolerance with a decrease (`probe_served`), until the stage's convergence
-    /// test passes, at most `REFINE_CORRECTIONS` (3); a correction that does neither, or the
-    /// last one short of the tolerance, is undone and the stage factorizes its own matrix
-    /// where it started. For a stage whose
-    /// matrix nearly equals another's at the same state: NSGA's velocity jump after the
-    /// position correction of a model without contacts, both `M` and the joints' `k G` at
-    /// `q_{n+1}` up to the last position correction (forces enter the position matrix with
-    /// `h²/2 ∂f/∂q` and the velocity one with `h ∂f/∂v`: a stiff beam's probe is refused, and
-    /// the stage then waits 1, 2, 4, … 64 solves before it tries again). Used only when the
-    /// two stages have the same unknowns (node numbering and multiplier layout), the same
-    /// multiplier scaling `k`, `p`, and no contact takes part in this one.
+    /// [`Stage::newton`] whose first corrections may use `donor`'s current factorization instead of
+    /// assembling and factorizing its own (with [`Tolerance::exact_reuse`]): refining corrections,
+    /// each of which must contract `‖r‖` by `REFINE_RATE` (5·10⁻²) or reach the tolerance with a
+    /// decrease (`probe_served`), until the stage's convergence test passes, at most
+    /// `REFINE_CORRECTIONS` (3); a correction that does neither, or the last one short of the
+    /// tolerance, is undone and the stage factorizes its own matrix where it started. For a stage
+    /// whose matrix nearly equals another's at the same state: NSGA's velocity jump after the
+    /// position correction of a model without contacts, both `M` and the joints' `k G` at `q_{n+1}`
+    /// up to the last position correction (forces enter the position matrix with `h²/2 ∂f/∂q` and
+    /// the velocity one with `h ∂f/∂v`: a stiff beam's probe is refused, and the stage then waits
+    /// 1, 2, 4, … 64 solves before it tries again). Used only when the two stages have the same
+    /// unknowns (node numbering and multiplier layout), the same multiplier scaling `k`, `p`, and
+    /// no contact takes part in this one.
     #[allow(clippy::too_many_arguments)]
     pub fn newton_after(
         &mut self,
@@ -569,33 +568,30 @@ enum Probe {
 const REFINE_CORRECTIONS: usize = 3;
 
 /// Each refining correction must reduce `‖r‖` at least this much (or reach the tolerance with a
-/// decrease: [`probe_served`]), else the stage factorizes its own matrix; they continue until
-/// the convergence test passes, at most
-/// `REFINE_CORRECTIONS`. (Continuing to the constraint rows' round-off floor instead was
-/// measured: 2.6 instead of 1.4 velocity corrections per solve on the chain of 1 000 links,
-/// 6.4 → 7.2 ms/step, and 87 → 100 ms/step at 10 000; the hinge velocities of
+/// decrease: [`probe_served`]), else the stage factorizes its own matrix; they continue until the
+/// convergence test passes, at most `REFINE_CORRECTIONS`. (Continuing to the constraint rows'
+/// round-off floor instead was measured: 2.6 instead of 1.4 velocity corrections per solve on the
+/// chain of 1 000 links, 6.4 → 7.2 ms/step, and 87 → 100 ms/step at 10 000; the hinge velocities of
 /// `tests/double_pendulum.rs` end at round-off either way.) The velocity jump with the position
 /// correction's factorization (made at `q̃`, before the correction `U` moved the joints' `G`)
 /// contracts by 1e-7 … 1e-3 on the rigid chains of N ≤ 1 000 links and by 1.5e-2 … 4.6e-2 at
-/// N = 10 000 (1e-2 refused those: 19 instead of 10 velocity factorizations in 20 steps,
-/// 102 instead of 87 ms/step).
+/// N = 10 000 (1e-2 refused those: 19 instead of 10 velocity factorizations in 20 steps, 102
+/// instead of 87 ms/step).
 const REFINE_RATE: f64 = 5e-2;
 
 /// Whether a probe's correction (the exact-reuse one, or each refining one), from
-/// `‖r‖ = prev` to `norm`, counts ([`Probe`]): the reused matrix acted as Newton's would, contracting `‖r‖` by
-/// [`EXACT_REUSE_RATE`] (exact reuse) or [`REFINE_RATE`] (a donor's or the stage's own
-/// factorization). A refining correction that reaches the `tolerance` with a decrease counts
-/// whatever its rate: a start just above the tolerance, near the residual's round-off floor,
-/// cannot contract by `REFINE_RATE` (rigid chain of 10 000 links: velocity residuals at
-/// 1.08 × the tolerance reduced by 0.59), and refusing it cost a fresh matrix. An exact-reuse
-/// probe (a resting contact network) keeps its rate: its matrix must be the current one.
+/// `‖r‖ = prev` to `norm`, counts ([`Probe`]): the reused matrix acted as Newton's would.
+/// An exact-reuse probe (a resting contact network, whose matrix must be the current one)
+/// contracts `‖r‖` by [`EXACT_REUSE_RATE`]. A refining one (a donor's or the stage's own
+/// factorization) contracts it by [`REFINE_RATE`] or reaches the `tolerance` with a decrease:
+/// a start just above the tolerance, near the residual's round-off floor, cannot contract by
+/// `REFINE_RATE` (rigid chain of 10 000 links: velocity residuals at 1.08 × the tolerance
+/// reduced by 0.59), and refusing it cost a fresh matrix.
 fn probe_served(probe: Probe, norm: f64, prev: f64, tolerance: f64) -> bool {
-    let rate = if probe == Probe::Exact {
-        EXACT_REUSE_RATE
-    } else {
-        REFINE_RATE
-    };
-    norm <= rate * prev || (probe != Probe::Exact && norm <= tolerance && norm < prev)
+    match probe {
+        Probe::Exact => norm <= EXACT_REUSE_RATE * prev,
+        _ => norm <= REFINE_RATE * prev || (norm <= tolerance && norm < prev),
+    }
 }
 
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
