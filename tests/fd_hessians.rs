@@ -18,6 +18,15 @@ const EPS: f64 = 1e-6;
 const SEEDS: std::ops::Range<u64> = 1..7;
 
 fn build_example(kind: &ElementKind, rng: &mut Rng) -> Result<Box<dyn Element>, String> {
+    build_with(kind, rng, (kind.example)())
+}
+
+/// [`build_example`] with the parameters `parameters`.
+fn build_with(
+    kind: &ElementKind,
+    rng: &mut Rng,
+    parameters: serde_json::Value,
+) -> Result<Box<dyn Element>, String> {
     let nodes: Vec<NodeDef> = kind
         .example_nodes
         .iter()
@@ -34,7 +43,7 @@ fn build_example(kind: &ElementKind, rng: &mut Rng) -> Result<Box<dyn Element>, 
         name: format!("example_{}", kind.type_name),
         type_name: kind.type_name.to_string(),
         nodes: nodes.iter().map(|n| n.name.clone()).collect(),
-        parameters: (kind.example)(),
+        parameters,
     };
     (kind.build)(&def, &BuildCx::new(&nodes)).map_err(|e| e.to_string())
 }
@@ -486,6 +495,7 @@ fn base_terms_of_the_step_leave_every_element_unchanged() {
                         inertial: &base[..n],
                         force: &base[n..2 * n],
                         reaction: &base[2 * n..],
+                        frozen_force: None,
                     }),
                     ..s
                 };
@@ -513,6 +523,128 @@ fn base_terms_of_the_step_leave_every_element_unchanged() {
         }
     }
     assert!(checked > 20, "only {checked} element stages checked");
+}
+
+/// A force of the configuration alone (an undamped beam, spring or torsional spring) is
+/// constant over NSGA's velocity jump, which holds the configuration: its `f(q)` evaluated
+/// once, at one velocity (`saltus_core::stage::frozen_force`, `BaseTerms::frozen_force`),
+/// leaves the element's residual, Hessian and convergence reference unchanged, bit for bit, at
+/// another velocity. The damped examples, and the position stage (which moves the
+/// configuration), take none.
+#[test]
+fn frozen_forces_of_the_velocity_jump_leave_undamped_elements_unchanged() {
+    saltus_elements::link();
+    let undamped = [
+        ("beam", serde_json::json!({ "alpha": 0.0, "beta": 0.0 })),
+        ("spring_damper", serde_json::json!({ "damping": 0.0 })),
+        ("torsional_spring", serde_json::json!({ "damping": 0.0 })),
+    ];
+    let mut checked = 0;
+    for (type_name, overrides) in &undamped {
+        let kind = *element_kinds()
+            .iter()
+            .find(|k| k.type_name == *type_name)
+            .unwrap_or_else(|| panic!("{type_name} not registered"));
+        let mut params = (kind.example)();
+        for (key, value) in overrides.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        let mut rng = Rng::new(0xF0 ^ type_name.len() as u64);
+        let damped = build_example(kind, &mut rng).unwrap();
+        let mut rng = Rng::new(0xF0 ^ type_name.len() as u64);
+        let element = build_with(kind, &mut rng, params).unwrap();
+        for level in [Level::Position, Level::Velocity] {
+            let cx = test_cx(level);
+            let fx = LocalFixture::random(
+                kind.example_nodes,
+                element.n_mult(level),
+                element.n_mult(Level::Smooth),
+                0.3,
+                &mut Rng::new(11),
+            );
+            // Two iterates of the stage: the frozen force is taken at the first.
+            let other: Vec<_> = fx.incr.iter().map(|u| u * -0.7).collect();
+            let (mut nodes, tangents) = fx.states(&cx, &fx.incr);
+            let (mut nodes2, tangents2) = fx.states(&cx, &other);
+            if level == Level::Velocity {
+                // The jump's configuration is the position correction's, not the smooth one.
+                let (moved, _) = fx.states(&test_cx(Level::Position), &fx.incr);
+                for (a, m) in nodes
+                    .iter_mut()
+                    .chain(nodes2.iter_mut())
+                    .zip(moved.iter().cycle())
+                {
+                    (a.x, a.r) = (m.x, m.r);
+                }
+            }
+            let s = local_state(&fx, &nodes, &tangents, false, true);
+            let s2 = local_state(&fx, &nodes2, &tangents2, false, true);
+            let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+            let mut sc = saltus_core::stage::Scratch::new(s.kinds.len(), n);
+            let mut frozen = vec![f64::NAN; n];
+            let what = format!("{type_name} at {}", level.name());
+            let taken = |e: &dyn Element, frozen: &mut [f64], sc: &mut _| {
+                saltus_core::stage::frozen_force(e, &cx, &s, frozen, sc).unwrap()
+            };
+            assert!(
+                !taken(damped.as_ref(), &mut frozen, &mut sc),
+                "damped {what}"
+            );
+            if level == Level::Position {
+                assert!(!taken(element.as_ref(), &mut frozen, &mut sc), "{what}");
+                continue;
+            }
+            // The configuration is the same at both iterates, the velocities are not.
+            assert!(nodes
+                .iter()
+                .zip(&nodes2)
+                .all(|(a, b)| a.x == b.x && a.r == b.r));
+            assert!(nodes.iter().zip(&nodes2).any(|(a, b)| a.v != b.v), "{what}");
+            assert!(taken(element.as_ref(), &mut frozen, &mut sc), "{what}");
+            assert!(frozen.iter().any(|&f| f != 0.0), "{what}: {frozen:?}");
+            let mut base = vec![f64::NAN; 3 * n];
+            saltus_core::stage::base_terms(element.as_ref(), &cx, &s2, &mut base, &mut sc).unwrap();
+            let terms = saltus_core::BaseTerms {
+                inertial: &base[..n],
+                force: &base[n..2 * n],
+                reaction: &base[2 * n..],
+                frozen_force: None,
+            };
+            let cached = saltus_core::LocalState {
+                base: Some(terms),
+                ..s2
+            };
+            let cached_frozen = saltus_core::LocalState {
+                base: Some(saltus_core::BaseTerms {
+                    frozen_force: Some(&frozen),
+                    ..terms
+                }),
+                ..s2
+            };
+            let full = |s: &saltus_core::LocalState<'_>| {
+                evaluate_with_hessian(element.as_ref(), &cx, s, true)
+            };
+            let (r, h, reference, _) = full(&cached_frozen);
+            let (r0, h0, reference0, _) = full(&cached);
+            assert_eq!((r, h, reference), (r0, h0, reference0), "{what}");
+            // And the evaluation does take it: a doubled frozen force shows in the residual.
+            let doubled: Vec<f64> = frozen.iter().map(|f| 2.0 * f).collect();
+            let cached_doubled = saltus_core::LocalState {
+                base: Some(saltus_core::BaseTerms {
+                    frozen_force: Some(&doubled),
+                    ..terms
+                }),
+                ..s2
+            };
+            assert_ne!(
+                full(&cached_doubled).0,
+                full(&cached).0,
+                "{what}: frozen force not taken"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 3);
 }
 
 /// The iteration matrix of first-order constraint kinematics

@@ -272,6 +272,12 @@ pub struct BaseTerms<'a> {
     /// Constraint reaction `g_q(q̃)ᵀ k_s λ̃` of [`Element::as_constraint`] \[N, N m\] (zeros if
     /// none).
     pub reaction: &'a [f64],
+    /// Applied force `f(q)` of [`Element::as_force`] at the current configuration \[N, N m\],
+    /// on a stage that holds the configuration (`StepCx::dq_dv = 0`: NSGA's velocity jump)
+    /// for a force whose [`crate::physics::Force::dependence`] has no velocity: constant over
+    /// such a stage, so a scheme may evaluate it once per stage
+    /// (`saltus_core::stage::frozen_force`) instead of at every assembly. `None` elsewhere.
+    pub frozen_force: Option<&'a [f64]>,
 }
 
 impl LocalState<'static> {

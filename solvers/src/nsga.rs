@@ -623,8 +623,11 @@ impl Nsga {
             .filter_map(|e| e.as_contact())
             .filter(|c| c.history.closed)
             .count();
-        // Stage 3: velocity jump, q frozen, v = ṽ + W (a sequence of impact problems).
+        // Stage 3: velocity jump, q frozen, v = ṽ + W (a sequence of impact problems). Forces
+        // of the configuration alone are evaluated once for it.
+        self.state.open_frozen_forces();
         let jump = self.velocity_jump(model, h, t, step);
+        self.state.close_frozen_forces();
         if jump.is_err() {
             self.end_impact_sequence();
         }

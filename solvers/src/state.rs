@@ -50,6 +50,14 @@ pub struct State {
     base_at: Vec<usize>,
     base_done: Vec<bool>,
     base_open: bool,
+    /// The elements' [`BaseTerms::frozen_force`] of the current velocity stage (`n` values per
+    /// element from `frozen_at[ie]`: elements whose applied force depends on the configuration
+    /// alone), evaluated when the stage first assembles the element while `frozen_open`;
+    /// `frozen_done[ie]`: element `ie`'s are.
+    frozen: Vec<f64>,
+    frozen_at: Vec<usize>,
+    frozen_done: Vec<bool>,
+    frozen_open: bool,
 }
 
 /// Per-thread evaluation buffers.
@@ -83,6 +91,9 @@ pub(crate) struct BaseCache<'a> {
     base: &'a [f64],
     base_at: &'a [usize],
     done: &'a [bool],
+    frozen: &'a [f64],
+    frozen_at: &'a [usize],
+    frozen_done: &'a [bool],
 }
 
 impl<'a> BaseCache<'a> {
@@ -95,10 +106,13 @@ impl<'a> BaseCache<'a> {
         let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
         let n = (b - a) / 3;
         let t = &self.base[a..b];
+        let frozen_force =
+            self.frozen_done[ie].then(|| &self.frozen[self.frozen_at[ie]..self.frozen_at[ie + 1]]);
         Some(BaseTerms {
             inertial: &t[..n],
             force: &t[n..2 * n],
             reaction: &t[2 * n..],
+            frozen_force,
         })
     }
 }
@@ -239,6 +253,10 @@ impl State {
             base_at: Vec::new(),
             base_done: Vec::new(),
             base_open: false,
+            frozen: Vec::new(),
+            frozen_at: Vec::new(),
+            frozen_done: Vec::new(),
+            frozen_open: false,
         };
         state.layout_base_terms(model);
         state
@@ -273,6 +291,26 @@ impl State {
         self.base.resize(end, 0.0);
         self.base_done.clear();
         self.base_done.resize(model.elements().len(), false);
+        // Forces of the configuration alone (an undamped beam or spring): constant while a
+        // velocity stage holds the configuration.
+        self.frozen_open = false;
+        self.frozen_at.clear();
+        let mut end = 0;
+        for e in model.elements() {
+            self.frozen_at.push(end);
+            let d = e.as_force().map(|f| f.dependence());
+            if d.is_some_and(|d| d.configuration && !d.velocity) {
+                end += e
+                    .nodes()
+                    .iter()
+                    .map(|id| self.kinds[id.index()].ndof())
+                    .sum::<usize>();
+            }
+        }
+        self.frozen_at.push(end);
+        self.frozen.resize(end, 0.0);
+        self.frozen_done.clear();
+        self.frozen_done.resize(model.elements().len(), false);
     }
 
     /// Resize the per-element buffers (gather, scratch; also the per-thread ones) for the
@@ -410,6 +448,9 @@ impl State {
             base: &self.base,
             base_at: &self.base_at,
             done: &self.base_done,
+            frozen: &self.frozen,
+            frozen_at: &self.frozen_at,
+            frozen_done: &self.frozen_done,
         };
         let arrays = NodeArrays {
             kinds: &self.kinds,
@@ -432,6 +473,9 @@ impl State {
             base: &self.base,
             base_at: &self.base_at,
             done: &self.base_done,
+            frozen: &self.frozen,
+            frozen_at: &self.frozen_at,
+            frozen_done: &self.frozen_done,
         }
     }
 
@@ -440,6 +484,62 @@ impl State {
     pub(crate) fn clear_base_terms(&mut self) {
         self.base_open = false;
         self.base_done.fill(false);
+        self.close_frozen_forces();
+    }
+
+    /// From now on (until [`State::close_frozen_forces`] or [`State::clear_base_terms`]) the
+    /// configuration is held (a velocity stage): its stages may evaluate the
+    /// [`BaseTerms::frozen_force`]s once and keep them.
+    pub(crate) fn open_frozen_forces(&mut self) {
+        self.frozen_done.fill(false);
+        self.frozen_open = true;
+    }
+
+    /// Forget the [`BaseTerms::frozen_force`]s (the configuration is about to change).
+    pub(crate) fn close_frozen_forces(&mut self) {
+        self.frozen_open = false;
+        self.frozen_done.fill(false);
+    }
+
+    /// Evaluate element `ie`'s [`BaseTerms::frozen_force`] for the stage `cx`, which holds the
+    /// configuration, if they are open, the element has one and it is not evaluated yet.
+    #[inline]
+    pub(crate) fn ensure_frozen_force(
+        &mut self,
+        model: &Model,
+        ie: usize,
+        cx: &StepCx,
+    ) -> Result<(), saltus_core::ElementError> {
+        if !self.frozen_open
+            || self.frozen_done[ie]
+            || self.frozen_at[ie] == self.frozen_at[ie + 1]
+            || cx.dq_dv != 0.0
+        {
+            return Ok(());
+        }
+        self.evaluate_frozen_force(model, ie, cx)
+    }
+
+    /// [`State::ensure_frozen_force`] past its quick checks.
+    #[inline(never)]
+    fn evaluate_frozen_force(
+        &mut self,
+        model: &Model,
+        ie: usize,
+        cx: &StepCx,
+    ) -> Result<(), saltus_core::ElementError> {
+        let (a, b) = (self.frozen_at[ie], self.frozen_at[ie + 1]);
+        let e = &model.elements()[ie];
+        // Taken out while the node arrays are borrowed (no allocation: sized by the layout).
+        let mut frozen = std::mem::take(&mut self.frozen);
+        let (arrays, gathered, scratch) = self.parts();
+        let nn = gathered.gather(arrays, e.nodes());
+        let s = gathered.local(arrays, nn, false, &[], &[], true, None);
+        let result =
+            saltus_core::stage::frozen_force(e.as_ref(), cx, &s, &mut frozen[a..b], scratch);
+        self.frozen = frozen;
+        self.frozen_done[ie] = result.as_ref().is_ok_and(|&done| done);
+        result.map(|_| ())
     }
 
     /// From now on (until [`State::clear_base_terms`]) the smooth state is the step's
@@ -447,6 +547,7 @@ impl State {
     pub(crate) fn open_base_terms(&mut self) {
         self.base_done.fill(false);
         self.base_open = true;
+        self.close_frozen_forces();
     }
 
     /// Evaluate element `ie`'s [`BaseTerms`] for the difference stage `cx` (smooth

@@ -256,7 +256,7 @@ fn evaluate(
             let dep = inertia.inertial_force_dependence();
             let cached = s.base.map(|b| b.inertial);
             reference += add_force_terms(
-                eval, dep, cx, s, &ps, &base, cached, n, out, f, k, c, d, hessian,
+                eval, dep, cx, s, &ps, &base, cached, None, n, out, f, k, c, d, hessian,
             )?;
             terms += 2;
         }
@@ -264,8 +264,9 @@ fn evaluate(
             let eval = |st: &PhysicsState<'_>, t: &mut ForceTerms<'_>| force.force(st, t);
             let dep = force.dependence();
             let cached = s.base.map(|b| b.force);
+            let frozen = s.base.and_then(|b| b.frozen_force);
             reference += add_force_terms(
-                eval, dep, cx, s, &ps, &base, cached, n, out, f, k, c, d, hessian,
+                eval, dep, cx, s, &ps, &base, cached, frozen, n, out, f, k, c, d, hessian,
             )?;
             // A difference `f − f_base` has two terms.
             terms += if cx.force_difference { 2 } else { 1 };
@@ -355,6 +356,47 @@ pub fn base_terms(
         constraint::smooth_reaction(constraint, cx, s, reaction, kin_s);
     }
     Ok(())
+}
+
+/// The applied force `f(q)` of `element` at the current configuration `s.nodes` for a stage
+/// `cx` that holds the configuration (`cx.dq_dv = 0`), into `out` (`n` values, `n` the
+/// element's node unknowns): [`crate::BaseTerms::frozen_force`]. `Ok(false)` (and `out`
+/// untouched) when the element has no force, its force depends on velocities, or the stage
+/// moves the configuration. The same evaluation the stage makes at every assembly without it,
+/// so the stage results are the same bit for bit.
+pub fn frozen_force(
+    element: &dyn Element,
+    cx: &StepCx,
+    s: &LocalState<'_>,
+    out: &mut [f64],
+    sc: &mut Scratch,
+) -> Result<bool, ElementError> {
+    let Some(force) = element.as_force() else {
+        return Ok(false);
+    };
+    if cx.dq_dv != 0.0 || force.dependence().velocity {
+        return Ok(false);
+    }
+    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+    if !sc.fits(s.nodes.len(), n) {
+        *sc = Scratch::new(s.nodes.len(), n);
+    }
+    let out = &mut out[..n];
+    out.fill(0.0);
+    let st = PhysicsState {
+        nodes: s.nodes,
+        kinds: s.kinds,
+        t: cx.t,
+        load_factor: cx.load_factor,
+        statics: cx.level == Level::Static,
+        gravity: cx.gravity * cx.load_factor,
+        tangents: false,
+        stiffness: false,
+        damping: false,
+    };
+    let Scratch { k, c, .. } = sc;
+    force.force(&st, &mut force_terms(out, k, c, n))?;
+    Ok(true)
 }
 
 /// Whether [`inert_residual`] can ever find `element` inert at `level`: not for constraints
@@ -561,7 +603,9 @@ fn force_terms<'a>(
 /// difference stage, at the base state without (or take `f_base` from `cached`, see
 /// [`crate::BaseTerms`]); add `−w (f − f_base)` and `w (∂q/∂u · K T + ∂v/∂u · C)`. Returns the block
 /// norms of the added residual, or on a difference stage those of `w f` plus those of
-/// `w f_base`.
+/// `w f_base`. On a stage that holds the configuration (`∂q/∂u = 0`), a force without velocity
+/// dependence takes `f` from `frozen` when given ([`crate::BaseTerms::frozen_force`]): no
+/// tangent is needed there.
 #[allow(clippy::too_many_arguments)]
 fn add_force_terms(
     eval: impl Fn(&PhysicsState<'_>, &mut ForceTerms<'_>) -> Result<(), ElementError>,
@@ -571,6 +615,7 @@ fn add_force_terms(
     ps: &PhysicsState<'_>,
     base: &PhysicsState<'_>,
     cached: Option<&[f64]>,
+    frozen: Option<&[f64]>,
     n: usize,
     out: &mut LocalSystem<'_>,
     f: &mut [f64],
@@ -590,7 +635,13 @@ fn add_force_terms(
         return Ok(0.0);
     }
     let (f, k, c, d) = (&mut f[..n], &mut k[..n * n], &mut c[..n * n], &mut d[..n]);
-    f.fill(0.0);
+    // `f(q)` of this configuration, evaluated once for the stage: the same values.
+    let frozen = frozen.filter(|_| cx.dq_dv == 0.0 && !dep.velocity && !need_k && !need_c);
+    if let Some(frozen) = frozen {
+        f.copy_from_slice(&frozen[..n]);
+    } else {
+        f.fill(0.0);
+    }
     // A tangent that is not read may collect stale values (an element may fill it regardless
     // of `tangents`); every evaluation that reads it zeroes it first.
     if need_k {
@@ -599,7 +650,7 @@ fn add_force_terms(
     if need_c {
         c.fill(0.0);
     }
-    {
+    if frozen.is_none() {
         let mut terms = force_terms(f, k, c, n);
         let st = PhysicsState {
             tangents: need_k || need_c,

@@ -694,6 +694,16 @@ impl Force for Beam {
         Ok(())
     }
 
+    /// Undamped (`α = 0`, `β = 0`): the internal and gravity forces follow the configuration
+    /// alone; Rayleigh damping adds the velocities.
+    fn dependence(&self) -> Dependence {
+        if self.alpha == 0.0 && self.beta <= 0.0 {
+            Dependence::CONFIGURATION
+        } else {
+            Dependence::ALL
+        }
+    }
+
     fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {
         // Elastic V = ½ L (ε − ε₀)·C (ε − ε₀) and gravity −ρ A L g·(x₁ + x₂)/2.
         let elastic = match Strain::new(self, s.nodes) {

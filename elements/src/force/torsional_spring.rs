@@ -3,6 +3,7 @@
 use super::{add_terms, rotation, Layout, Mat12, Row12, Vec12};
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use saltus_core::lie::hat;
+use saltus_core::physics::Dependence;
 use saltus_core::registry::{
     check_non_negative, invalid, parse_params, require_finite, require_non_negative,
 };
@@ -246,6 +247,15 @@ impl Force for TorsionalSpring {
         let (f, k, c) = self.terms(s.nodes)?;
         add_terms(out, 12, &f, &k, &c);
         Ok(())
+    }
+
+    /// Undamped (`damping` = 0): the configuration alone.
+    fn dependence(&self) -> Dependence {
+        if self.damping == 0.0 {
+            Dependence::CONFIGURATION
+        } else {
+            Dependence::ALL
+        }
     }
 
     fn potential_energy(&self, s: &PhysicsState<'_>) -> f64 {

@@ -88,6 +88,7 @@ impl Stage {
             if cx.force_difference {
                 state
                     .ensure_base_terms(model, ie, cx, mult_smooth)
+                    .and_then(|()| state.ensure_frozen_force(model, ie, cx))
                     .map_err(|source| element_error(model, ie, cx, step, source))?;
             }
             // An inert contact known from its multipliers and statuses: not even gathered.
@@ -175,7 +176,8 @@ impl Stage {
     ) -> Result<ResidualNorms, SolveError> {
         use rayon::prelude::*;
         let hessian = terms != MatrixTerms::None;
-        // The step's base terms this assembly needs, sequentially before the parallel loop.
+        // The step's base terms (and the stage's frozen forces) this assembly needs,
+        // sequentially before the parallel loop.
         if cx.force_difference {
             for ie in 0..model.elements().len() {
                 if !self.system.active[ie] {
@@ -188,6 +190,7 @@ impl Stage {
                 };
                 state
                     .ensure_base_terms(model, ie, cx, mult_smooth)
+                    .and_then(|()| state.ensure_frozen_force(model, ie, cx))
                     .map_err(|source| element_error(model, ie, cx, step, source))?;
             }
         }
