@@ -334,17 +334,7 @@ pub fn base_terms(
     }
     let (f_inertial, rest) = out.split_at_mut(n);
     let (f_applied, reaction) = rest.split_at_mut(n);
-    let base = PhysicsState {
-        nodes: s.smooth,
-        kinds: s.kinds,
-        t: cx.t,
-        load_factor: cx.load_factor,
-        statics: cx.level == Level::Static,
-        gravity: cx.gravity * cx.load_factor,
-        tangents: false,
-        stiffness: false,
-        damping: false,
-    };
+    let base = values_only(cx, s.kinds, s.smooth);
     let Scratch { k, c, kin_s, .. } = sc;
     if let Some(inertia) = element.as_inertia() {
         inertia.inertial_force(&base, &mut force_terms(f_inertial, k, c, n))?;
@@ -383,9 +373,20 @@ pub fn frozen_force(
     }
     let out = &mut out[..n];
     out.fill(0.0);
-    let st = PhysicsState {
-        nodes: s.nodes,
-        kinds: s.kinds,
+    let Scratch { k, c, .. } = sc;
+    force.force(
+        &values_only(cx, s.kinds, s.nodes),
+        &mut force_terms(out, k, c, n),
+    )?;
+    Ok(true)
+}
+
+/// The physics state of `nodes` at the stage `cx` for values alone (no tangents): what
+/// [`base_terms`] and [`frozen_force`] evaluate.
+fn values_only<'a>(cx: &StepCx, kinds: &'a [NodeKind], nodes: &'a [NodeState]) -> PhysicsState<'a> {
+    PhysicsState {
+        nodes,
+        kinds,
         t: cx.t,
         load_factor: cx.load_factor,
         statics: cx.level == Level::Static,
@@ -393,10 +394,7 @@ pub fn frozen_force(
         tangents: false,
         stiffness: false,
         damping: false,
-    };
-    let Scratch { k, c, .. } = sc;
-    force.force(&st, &mut force_terms(out, k, c, n))?;
-    Ok(true)
+    }
 }
 
 /// Whether [`inert_residual`] can ever find `element` inert at `level`: not for constraints
