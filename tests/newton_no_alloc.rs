@@ -8,7 +8,8 @@
 //! takes a few steps, so that one-time lazy initialization of the process (e.g. CPU feature and
 //! cache detection of the linear-algebra kernels on first use) is not mistaken for a per-step
 //! allocation. The first counted allocation's backtrace is kept and printed on failure. Models cover every element
-//! family: rigid bodies with joints (model files), flexible beams with a prescribed rotation,
+//! family: rigid bodies with joints (model files), flexible beams with a prescribed rotation
+//! (damped, and undamped ones whose forces the velocity jump freezes),
 //! spheres with frictional impacts on a plane (with line search active), springs and loads.
 
 // The global allocator is an `unsafe impl` forwarding to `System`.
@@ -257,6 +258,22 @@ fn main() {
         threads: 1,
         ..Default::default()
     };
+    // Undamped beams: the velocity jump takes their frozen forces (`BaseTerms::frozen_force`).
+    let peer = NsgaOptions {
+        h: 1e-4,
+        t_end: 10.0,
+        rho_inf: 0.9,
+        gravity: Vector3::zeros(),
+        threads: 1,
+        ..Default::default()
+    };
+    total += allocations(
+        "peer slider-crank (undamped beams)",
+        &|| bench_models::peer_slider_crank(8).0,
+        peer,
+        0,
+        200,
+    );
     total += allocations("balls", &balls, opts.clone(), 0, 1000);
     total += allocations("forces", &forces, opts.clone(), 0, 50);
     // The contact-space Gauss–Seidel first: its work arrays are the stage's, sized at its first

@@ -487,9 +487,10 @@ impl State {
         self.close_frozen_forces();
     }
 
-    /// From now on (until [`State::close_frozen_forces`] or [`State::clear_base_terms`]) the
-    /// configuration is held (a velocity stage): its stages may evaluate the
-    /// [`BaseTerms::frozen_force`]s once and keep them.
+    /// From now on (until [`State::close_frozen_forces`], which [`State::clear_base_terms`],
+    /// [`State::open_base_terms`] and a new layout also call) the configuration is held (a
+    /// velocity stage): its stages may evaluate the [`BaseTerms::frozen_force`]s once and keep
+    /// them.
     pub(crate) fn open_frozen_forces(&mut self) {
         self.frozen_done.fill(false);
         self.frozen_open = true;
@@ -502,7 +503,8 @@ impl State {
     }
 
     /// Evaluate element `ie`'s [`BaseTerms::frozen_force`] for the stage `cx`, which holds the
-    /// configuration, if they are open, the element has one and it is not evaluated yet.
+    /// configuration, if they are open, the element has one, it is not evaluated yet and the
+    /// element's configuration is not the smooth one (else the force difference vanishes).
     #[inline]
     pub(crate) fn ensure_frozen_force(
         &mut self,
@@ -530,6 +532,15 @@ impl State {
     ) -> Result<(), saltus_core::ElementError> {
         let (a, b) = (self.frozen_at[ie], self.frozen_at[ie + 1]);
         let e = &model.elements()[ie];
+        // With its configuration the smooth one the difference `f(q) − f(q̃)` vanishes and
+        // nothing reads the value (fixed for the stage: it holds `q`).
+        let moved = |id: &saltus_core::NodeId| {
+            let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
+            c.x != s.x || c.r != s.r
+        };
+        if !e.nodes().iter().any(moved) {
+            return Ok(());
+        }
         // Taken out while the node arrays are borrowed (no allocation: sized by the layout).
         let mut frozen = std::mem::take(&mut self.frozen);
         let (arrays, gathered, scratch) = self.parts();

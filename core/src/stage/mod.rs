@@ -352,8 +352,9 @@ pub fn base_terms(
 /// `cx` that holds the configuration (`cx.dq_dv = 0`), into `out` (`n` values, `n` the
 /// element's node unknowns): [`crate::BaseTerms::frozen_force`]. `Ok(false)` (and `out`
 /// untouched) when the element has no force, its force depends on velocities, or the stage
-/// moves the configuration. The same evaluation the stage makes at every assembly without it,
-/// so the stage results are the same bit for bit.
+/// moves the configuration. The same evaluation the stage makes at every assembly without it
+/// (at the position and velocity levels; a force without velocity dependence gives the same
+/// value at rest), so the stage results are the same bit for bit.
 pub fn frozen_force(
     element: &dyn Element,
     cx: &StepCx,
