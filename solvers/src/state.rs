@@ -42,22 +42,72 @@ pub struct State {
     pub(crate) gathered: Gathered,
     /// Thread pool and per-thread workers when elements are evaluated in parallel.
     pub(crate) parallel: Option<Parallel>,
-    /// The elements' [`BaseTerms`] of the current step (`3n` values per element from
-    /// `base_at[ie]`; none for elements with `base_at[ie] == base_at[ie + 1]`), evaluated
-    /// when a difference stage first needs them ([`State::ensure_base_terms`]) while
-    /// `base_open`; `base_done[ie]`: element `ie`'s are.
-    base: Vec<f64>,
-    base_at: Vec<usize>,
-    base_done: Vec<bool>,
-    base_open: bool,
+    /// The elements' [`BaseTerms`] of the current step (`3n` values per element), evaluated
+    /// when a difference stage first needs them ([`State::ensure_base_terms`]).
+    base: ElementCache,
     /// The elements' [`BaseTerms::frozen_force`] of the current velocity stage (`n` values per
-    /// element from `frozen_at[ie]`: elements whose applied force depends on the configuration
-    /// alone), evaluated when the stage first assembles the element while `frozen_open`;
-    /// `frozen_done[ie]`: element `ie`'s are.
-    frozen: Vec<f64>,
-    frozen_at: Vec<usize>,
-    frozen_done: Vec<bool>,
-    frozen_open: bool,
+    /// element whose applied force depends on the configuration alone), evaluated when the
+    /// stage first assembles the element ([`State::ensure_frozen_force`]).
+    frozen: ElementCache,
+}
+
+/// Values kept per element while they stay valid (a [`State`]'s step and stage caches): each
+/// element's slice of `values` from `at[ie]` (empty for elements without any), evaluated
+/// while `open` and marked in `done`.
+#[derive(Default)]
+struct ElementCache {
+    values: Vec<f64>,
+    at: Vec<usize>,
+    done: Vec<bool>,
+    open: bool,
+}
+
+impl ElementCache {
+    /// Lay out `sizes` values per element (allocates only when it grows); closed.
+    fn layout(&mut self, sizes: impl Iterator<Item = usize>) {
+        self.open = false;
+        self.at.clear();
+        let mut end = 0;
+        for n in sizes {
+            self.at.push(end);
+            end += n;
+        }
+        self.at.push(end);
+        self.values.resize(end, 0.0);
+        self.done.clear();
+        self.done.resize(self.at.len() - 1, false);
+    }
+
+    /// Forget every element's values; `open`: evaluate them from now on.
+    fn reset(&mut self, open: bool) {
+        self.done.fill(false);
+        self.open = open;
+    }
+
+    /// Element `ie`'s values are to be evaluated now: open, not done, and it has some.
+    #[inline]
+    fn wants(&self, ie: usize) -> bool {
+        self.open && !self.done[ie] && self.at[ie] != self.at[ie + 1]
+    }
+
+    /// Element `ie`'s values, if evaluated.
+    #[inline]
+    fn get(&self, ie: usize) -> Option<&[f64]> {
+        (*self.done.get(ie)?).then(|| &self.values[self.at[ie]..self.at[ie + 1]])
+    }
+
+    /// Evaluate element `ie`'s values by `eval` (given its slice; `Ok(true)`: evaluated) and
+    /// mark them done when it did.
+    fn fill<E>(
+        &mut self,
+        ie: usize,
+        eval: impl FnOnce(&mut [f64]) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let (a, b) = (self.at[ie], self.at[ie + 1]);
+        let result = eval(&mut self.values[a..b]);
+        self.done[ie] = matches!(result, Ok(true));
+        result.map(|_| ())
+    }
 }
 
 /// Per-thread evaluation buffers.
@@ -88,31 +138,21 @@ pub(crate) struct NodeArrays<'a> {
 /// of a parallel assembly.
 #[derive(Clone, Copy)]
 pub(crate) struct BaseCache<'a> {
-    base: &'a [f64],
-    base_at: &'a [usize],
-    done: &'a [bool],
-    frozen: &'a [f64],
-    frozen_at: &'a [usize],
-    frozen_done: &'a [bool],
+    base: &'a ElementCache,
+    frozen: &'a ElementCache,
 }
 
 impl<'a> BaseCache<'a> {
     /// Element `ie`'s [`BaseTerms`] of the step, if they were evaluated.
     #[inline]
     pub(crate) fn base_terms(&self, ie: usize) -> Option<BaseTerms<'a>> {
-        if !*self.done.get(ie)? {
-            return None;
-        }
-        let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
-        let n = (b - a) / 3;
-        let t = &self.base[a..b];
-        let frozen_force =
-            self.frozen_done[ie].then(|| &self.frozen[self.frozen_at[ie]..self.frozen_at[ie + 1]]);
+        let t = self.base.get(ie)?;
+        let n = t.len() / 3;
         Some(BaseTerms {
             inertial: &t[..n],
             force: &t[n..2 * n],
             reaction: &t[2 * n..],
-            frozen_force,
+            frozen_force: self.frozen.get(ie),
         })
     }
 }
@@ -249,14 +289,8 @@ impl State {
             gathered: Gathered::with_capacity(max_nodes),
             parallel: None,
             kinds,
-            base: Vec::new(),
-            base_at: Vec::new(),
-            base_done: Vec::new(),
-            base_open: false,
-            frozen: Vec::new(),
-            frozen_at: Vec::new(),
-            frozen_done: Vec::new(),
-            frozen_open: false,
+            base: ElementCache::default(),
+            frozen: ElementCache::default(),
         };
         state.layout_base_terms(model);
         state
@@ -270,47 +304,32 @@ impl State {
     /// (rigid bodies, point masses) evaluate their cheap inertial force where a correction
     /// needs it, mostly nowhere (inert: nothing moved); filling theirs every step cost the
     /// bouncing ball 10 % and Newton's cradle (N = 50) 8 %.
+    ///
+    /// The [`BaseTerms::frozen_force`] cache takes the forces of the configuration alone (an
+    /// undamped beam or spring): constant while a velocity stage holds the configuration.
     fn layout_base_terms(&mut self, model: &Model) {
-        self.base_open = false;
-        self.base_at.clear();
-        let mut end = 0;
-        for e in model.elements() {
-            self.base_at.push(end);
-            let varying = |d: saltus_core::physics::Dependence| d.configuration || d.velocity;
-            if e.as_force().is_some_and(|f| varying(f.dependence())) || e.as_constraint().is_some()
-            {
-                let n: usize = e
-                    .nodes()
-                    .iter()
-                    .map(|id| self.kinds[id.index()].ndof())
-                    .sum();
-                end += 3 * n;
+        let kinds = &self.kinds;
+        let unknowns = |e: &dyn saltus_core::Element| -> usize {
+            e.nodes().iter().map(|id| kinds[id.index()].ndof()).sum()
+        };
+        let dependence = |e: &dyn saltus_core::Element| e.as_force().map(|f| f.dependence());
+        self.base.layout(model.elements().iter().map(|e| {
+            let varying = dependence(e.as_ref()).is_some_and(|d| d.configuration || d.velocity);
+            if varying || e.as_constraint().is_some() {
+                3 * unknowns(e.as_ref())
+            } else {
+                0
             }
-        }
-        self.base_at.push(end);
-        self.base.resize(end, 0.0);
-        self.base_done.clear();
-        self.base_done.resize(model.elements().len(), false);
-        // Forces of the configuration alone (an undamped beam or spring): constant while a
-        // velocity stage holds the configuration.
-        self.frozen_open = false;
-        self.frozen_at.clear();
-        let mut end = 0;
-        for e in model.elements() {
-            self.frozen_at.push(end);
-            let d = e.as_force().map(|f| f.dependence());
-            if d.is_some_and(|d| d.configuration && !d.velocity) {
-                end += e
-                    .nodes()
-                    .iter()
-                    .map(|id| self.kinds[id.index()].ndof())
-                    .sum::<usize>();
-            }
-        }
-        self.frozen_at.push(end);
-        self.frozen.resize(end, 0.0);
-        self.frozen_done.clear();
-        self.frozen_done.resize(model.elements().len(), false);
+        }));
+        self.frozen.layout(
+            model
+                .elements()
+                .iter()
+                .map(|e| match dependence(e.as_ref()) {
+                    Some(d) if d.configuration && !d.velocity => unknowns(e.as_ref()),
+                    _ => 0,
+                }),
+        );
     }
 
     /// Resize the per-element buffers (gather, scratch; also the per-thread ones) for the
@@ -446,11 +465,7 @@ impl State {
     ) -> (NodeArrays<'_>, &mut Gathered, &mut Scratch, BaseCache<'_>) {
         let base = BaseCache {
             base: &self.base,
-            base_at: &self.base_at,
-            done: &self.base_done,
             frozen: &self.frozen,
-            frozen_at: &self.frozen_at,
-            frozen_done: &self.frozen_done,
         };
         let arrays = NodeArrays {
             kinds: &self.kinds,
@@ -471,19 +486,14 @@ impl State {
     pub(crate) fn base_cache(&self) -> BaseCache<'_> {
         BaseCache {
             base: &self.base,
-            base_at: &self.base_at,
-            done: &self.base_done,
             frozen: &self.frozen,
-            frozen_at: &self.frozen_at,
-            frozen_done: &self.frozen_done,
         }
     }
 
     /// Forget the step's [`BaseTerms`] and stop evaluating them (the smooth state is about to
     /// change).
     pub(crate) fn clear_base_terms(&mut self) {
-        self.base_open = false;
-        self.base_done.fill(false);
+        self.base.reset(false);
         self.close_frozen_forces();
     }
 
@@ -492,14 +502,12 @@ impl State {
     /// velocity stage): its stages may evaluate the [`BaseTerms::frozen_force`]s once and keep
     /// them.
     pub(crate) fn open_frozen_forces(&mut self) {
-        self.frozen_done.fill(false);
-        self.frozen_open = true;
+        self.frozen.reset(true);
     }
 
     /// Forget the [`BaseTerms::frozen_force`]s (the configuration is about to change).
     pub(crate) fn close_frozen_forces(&mut self) {
-        self.frozen_open = false;
-        self.frozen_done.fill(false);
+        self.frozen.reset(false);
     }
 
     /// Evaluate element `ie`'s [`BaseTerms::frozen_force`] for the stage `cx`, which holds the
@@ -512,11 +520,7 @@ impl State {
         ie: usize,
         cx: &StepCx,
     ) -> Result<(), saltus_core::ElementError> {
-        if !self.frozen_open
-            || self.frozen_done[ie]
-            || self.frozen_at[ie] == self.frozen_at[ie + 1]
-            || cx.dq_dv != 0.0
-        {
+        if !self.frozen.wants(ie) || cx.dq_dv != 0.0 {
             return Ok(());
         }
         self.evaluate_frozen_force(model, ie, cx)
@@ -530,7 +534,6 @@ impl State {
         ie: usize,
         cx: &StepCx,
     ) -> Result<(), saltus_core::ElementError> {
-        let (a, b) = (self.frozen_at[ie], self.frozen_at[ie + 1]);
         let e = &model.elements()[ie];
         // With its configuration the smooth one the difference `f(q) − f(q̃)` vanishes and
         // nothing reads the value (fixed for the stage: it holds `q`).
@@ -546,18 +549,17 @@ impl State {
         let (arrays, gathered, scratch) = self.parts();
         let nn = gathered.gather(arrays, e.nodes());
         let s = gathered.local(arrays, nn, false, &[], &[], true, None);
-        let result =
-            saltus_core::stage::frozen_force(e.as_ref(), cx, &s, &mut frozen[a..b], scratch);
+        let result = frozen.fill(ie, |out| {
+            saltus_core::stage::frozen_force(e.as_ref(), cx, &s, out, scratch)
+        });
         self.frozen = frozen;
-        self.frozen_done[ie] = result.as_ref().is_ok_and(|&done| done);
-        result.map(|_| ())
+        result
     }
 
     /// From now on (until [`State::clear_base_terms`]) the smooth state is the step's
     /// converged one: difference stages may evaluate the [`BaseTerms`] once and keep them.
     pub(crate) fn open_base_terms(&mut self) {
-        self.base_done.fill(false);
-        self.base_open = true;
+        self.base.reset(true);
         self.close_frozen_forces();
     }
 
@@ -575,7 +577,7 @@ impl State {
         mult_smooth: &[f64],
     ) -> Result<(), saltus_core::ElementError> {
         // The common cases first, inline: closed, already done, or no terms for the element.
-        if !self.base_open || self.base_done[ie] || self.base_at[ie] == self.base_at[ie + 1] {
+        if !self.base.wants(ie) {
             return Ok(());
         }
         self.evaluate_base_terms(model, ie, cx, mult_smooth)
@@ -590,7 +592,6 @@ impl State {
         cx: &StepCx,
         mult_smooth: &[f64],
     ) -> Result<(), saltus_core::ElementError> {
-        let (a, b) = (self.base_at[ie], self.base_at[ie + 1]);
         let e = &model.elements()[ie];
         let moved = |id: &saltus_core::NodeId| {
             let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
@@ -604,9 +605,10 @@ impl State {
         let (arrays, gathered, scratch) = self.parts();
         let nn = gathered.gather(arrays, e.nodes());
         let s = gathered.local(arrays, nn, false, &[], mult_smooth, true, None);
-        let result = saltus_core::stage::base_terms(e.as_ref(), cx, &s, &mut base[a..b], scratch);
+        let result = base.fill(ie, |out| {
+            saltus_core::stage::base_terms(e.as_ref(), cx, &s, out, scratch).map(|()| true)
+        });
         self.base = base;
-        self.base_done[ie] = result.is_ok();
         result
     }
 

@@ -109,6 +109,16 @@ impl Scratch {
         self.f.len() >= n && self.at_rest.len() >= nodes
     }
 
+    /// The node unknowns `n` of the element viewed by `s`, with this scratch grown to them
+    /// (it allocates only for an element larger than any before).
+    fn fit(&mut self, s: &LocalState<'_>) -> usize {
+        let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+        if !self.fits(s.nodes.len(), n) {
+            *self = Scratch::new(s.nodes.len(), n);
+        }
+        n
+    }
+
     /// Whether this scratch is at least as large as `other`.
     pub fn covers(&self, other: &Scratch) -> bool {
         self.fits(other.at_rest.len(), other.f.len())
@@ -202,10 +212,7 @@ fn evaluate(
     let inertia = element.as_inertia();
     let force = element.as_force();
     if inertia.is_some() || force.is_some() {
-        let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
-        if !sc.fits(s.nodes.len(), n) {
-            *sc = Scratch::new(s.nodes.len(), n);
-        }
+        let n = sc.fit(s);
         let statics = cx.level == Level::Static;
         let nodes = if statics {
             // Static equilibrium: forces at rest.
@@ -326,12 +333,9 @@ pub fn base_terms(
     out: &mut [f64],
     sc: &mut Scratch,
 ) -> Result<(), ElementError> {
-    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
+    let n = sc.fit(s);
     let out = &mut out[..3 * n];
     out.fill(0.0);
-    if !sc.fits(s.nodes.len(), n) {
-        *sc = Scratch::new(s.nodes.len(), n);
-    }
     let (f_inertial, rest) = out.split_at_mut(n);
     let (f_applied, reaction) = rest.split_at_mut(n);
     let base = values_only(cx, s.kinds, s.smooth);
@@ -368,10 +372,7 @@ pub fn frozen_force(
     if cx.dq_dv != 0.0 || force.dependence().velocity {
         return Ok(false);
     }
-    let n: usize = s.kinds.iter().map(|k| k.ndof()).sum();
-    if !sc.fits(s.nodes.len(), n) {
-        *sc = Scratch::new(s.nodes.len(), n);
-    }
+    let n = sc.fit(s);
     let out = &mut out[..n];
     out.fill(0.0);
     let Scratch { k, c, .. } = sc;
