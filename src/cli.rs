@@ -136,8 +136,8 @@ struct RunArgs {
     /// Retry a non-converged step as two half steps.
     #[arg(long)]
     adaptive: bool,
-    /// Threads evaluating elements (default: RAYON_NUM_THREADS, else all cores); results are
-    /// bit-identical for any number.
+    /// Threads evaluating elements where that is faster than one, measured as the run goes
+    /// (default: RAYON_NUM_THREADS, else all cores); results are bit-identical for any number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
     /// No progress bar.

@@ -41,8 +41,8 @@ pub mod prelude {
         OutputSpec, OutputState, PhysicsState, ResultSink,
     };
     pub use saltus_solvers::{
-        solve_static, solve_static_with_sink, ContactSolver, Nsga, NsgaOptions, RunSummary,
-        SolveError, Stability, StaticOptions, StaticSummary,
+        solve_static, solve_static_with_sink, ContactSolver, Nsga, NsgaOptions, ParallelAssembly,
+        RunSummary, SolveError, Stability, StaticOptions, StaticSummary,
     };
 }
 

@@ -87,16 +87,30 @@ fn allocations(
     skip: usize,
     steps: usize,
 ) -> usize {
+    allocations_with(name, make, opts, ParallelAssembly::Adaptive, skip, steps)
+}
+
+/// [`allocations`] with the stages' use of a thread pool `policy`.
+fn allocations_with(
+    name: &str,
+    make: &dyn Fn() -> Model,
+    opts: NsgaOptions,
+    policy: ParallelAssembly,
+    skip: usize,
+    steps: usize,
+) -> usize {
     // Warm-up: an uncounted instance of the same model (one-time process initialization).
     let mut warm = make();
     let mut warm_solver =
         Nsga::new(&mut warm, opts.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    warm_solver.set_parallel_assembly(policy);
     for _ in 0..3 {
         warm_solver.step(&mut warm).unwrap();
     }
     drop(warm_solver);
     let model = &mut make();
     let mut solver = Nsga::new(model, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    solver.set_parallel_assembly(policy);
     for _ in 0..skip {
         solver.step(model).unwrap();
     }
@@ -315,22 +329,26 @@ fn main() {
         1000,
     );
     assert_eq!(total, 0, "allocations inside steps");
-    // Parallel assembly (2 threads, 40 balls: above the parallel threshold). Each step enters
-    // the thread pool once; rayon's job injector (crossbeam) allocates one block per 63 jobs
+    // Parallel assembly (2 threads, 40 balls: above the parallel threshold), every assembly in
+    // parallel and, by default, measured against the sequential one. Each step enters the
+    // thread pool once; rayon's job injector (crossbeam) allocates one block per 63 jobs
     // injected from outside the pool, so at most ⌈steps/63⌉ + 1 allocations, and nothing from
     // the assembly, the LU or the updates. One uncounted step lets the pool threads start.
     let par = NsgaOptions { threads: 2, ..opts };
     let steps = 300;
-    let n = allocations(
-        "balls on 2 threads",
-        &|| bench_models::balls(40),
-        par,
-        1,
-        steps,
-    );
-    assert!(
-        n <= steps.div_ceil(63) + 1,
-        "{n} allocations in {steps} steps on 2 threads"
-    );
+    for policy in [ParallelAssembly::Always, ParallelAssembly::Adaptive] {
+        let n = allocations_with(
+            &format!("balls on 2 threads, {policy:?}"),
+            &|| bench_models::balls(40),
+            par.clone(),
+            policy,
+            1,
+            steps,
+        );
+        assert!(
+            n <= steps.div_ceil(63) + 1,
+            "{n} allocations in {steps} steps on 2 threads ({policy:?})"
+        );
+    }
     eprintln!("newton_no_alloc: ok");
 }

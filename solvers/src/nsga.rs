@@ -15,7 +15,7 @@ pub use summary::RunSummary;
 
 use crate::error::SolveError;
 use crate::stage::{NewtonReport, Stage, Tolerance};
-use crate::state::{split, update_position_states, State};
+use crate::state::{split, update_position_states, ParallelAssembly, State};
 use nalgebra::{Vector3, Vector6};
 use saltus_core::contact::contact_row;
 use saltus_core::lie;
@@ -777,6 +777,12 @@ impl Nsga {
     /// Threads elements are evaluated on.
     pub fn threads(&self) -> usize {
         self.state.threads()
+    }
+
+    /// How the stages use the threads ([`ParallelAssembly`]; default adaptive: the faster of
+    /// the sequential and parallel assemblies, which give the same result to the bit).
+    pub fn set_parallel_assembly(&mut self, policy: ParallelAssembly) {
+        self.state.set_parallel_assembly(policy);
     }
 
     /// Number of element-set changes handled so far.

@@ -121,6 +121,23 @@ pub(crate) struct Worker {
 pub(crate) struct Parallel {
     pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
     pub(crate) workers: Vec<std::sync::Mutex<Worker>>,
+    /// [`ParallelAssembly::Adaptive`]: each stage measures both paths and uses the faster.
+    pub(crate) adaptive: bool,
+}
+
+/// How stages use a thread pool ([`State::set_threads`] with more than one thread) for their
+/// assemblies. The sequential and parallel assemblies give the same result to the bit, so this
+/// changes run time only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ParallelAssembly {
+    /// Each stage times 32 consecutive assemblies of each kind (residual only, with the
+    /// iteration matrix) on each path and uses the faster, measuring again every 2 000:
+    /// parallel evaluation pays for costly elements (beams) and not for cheap ones against the
+    /// hand-off between threads (rigid links, contacts).
+    #[default]
+    Adaptive,
+    /// Every assembly of a model with enough elements evaluates them in parallel.
+    Always,
 }
 
 /// Read-only node arrays of a [`State`], shared by the threads of a parallel assembly.
@@ -391,8 +408,16 @@ impl State {
         self.parallel = Some(Parallel {
             pool: std::sync::Arc::new(pool),
             workers,
+            adaptive: true,
         });
         Ok(())
+    }
+
+    /// How the stages use the thread pool, if any ([`ParallelAssembly`]; default adaptive).
+    pub fn set_parallel_assembly(&mut self, policy: ParallelAssembly) {
+        if let Some(p) = &mut self.parallel {
+            p.adaptive = policy == ParallelAssembly::Adaptive;
+        }
     }
 
     /// The thread pool, if elements are evaluated in parallel. A scheme runs its whole step

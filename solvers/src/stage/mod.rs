@@ -241,8 +241,11 @@ pub struct Stage {
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
-    /// Per-element local systems of a parallel assembly: `[reference, r (max), H (max²)]`.
+    /// Local systems of a block of elements of a parallel assembly, each
+    /// `[reference, r (max), H (max²)]`.
     local: Vec<f64>,
+    /// The assembly path serving each kind (residual only, with the matrix) on a thread pool.
+    path_choice: [assembly::PathChoice; 2],
     /// The step factors of the matrix factorized in `lu`, while that factorization is valid
     /// (modified Newton may reuse it).
     factorized_for: Option<MatrixFactors>,
@@ -327,6 +330,7 @@ impl Stage {
             handles: Vec::new(),
             topology: 0,
             local: Vec::new(),
+            path_choice: Default::default(),
             factorized_for: None,
             side_lu: None,
             settle_work: Default::default(),
