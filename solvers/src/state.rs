@@ -42,6 +42,8 @@ pub struct State {
     pub(crate) gathered: Gathered,
     /// Thread pool and per-thread workers when elements are evaluated in parallel.
     pub(crate) parallel: Option<Parallel>,
+    /// How the stages use [`State::parallel`]'s pool.
+    parallel_assembly: ParallelAssembly,
     /// The elements' [`BaseTerms`] of the current step (`3n` values per element), evaluated
     /// when a difference stage first needs them ([`State::ensure_base_terms`]).
     base: ElementCache,
@@ -121,8 +123,6 @@ pub(crate) struct Worker {
 pub(crate) struct Parallel {
     pub(crate) pool: std::sync::Arc<rayon::ThreadPool>,
     pub(crate) workers: Vec<std::sync::Mutex<Worker>>,
-    /// [`ParallelAssembly::Adaptive`]: each stage measures both paths and uses the faster.
-    pub(crate) adaptive: bool,
 }
 
 /// How stages use a thread pool ([`State::set_threads`] with more than one thread) for their
@@ -130,10 +130,10 @@ pub(crate) struct Parallel {
 /// changes run time only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ParallelAssembly {
-    /// Each stage times 32 consecutive assemblies of each kind (residual only, with the
-    /// iteration matrix) on each path and uses the faster, measuring again every 2 000:
-    /// parallel evaluation pays for costly elements (beams) and not for cheap ones against the
-    /// hand-off between threads (rigid links, contacts).
+    /// Each stage times a window of consecutive assemblies of each kind (residual only, with
+    /// the iteration matrix) on each path, uses the faster, and measures again after a while
+    /// (the stage's `PathChoice`): parallel evaluation pays for costly elements (beams) and
+    /// not for cheap ones against the hand-off between threads (rigid links, contacts).
     #[default]
     Adaptive,
     /// Every assembly of a model with enough elements evaluates them in parallel.
@@ -305,6 +305,7 @@ impl State {
             saved_unknown: vec![Vector6::zeros(); n],
             gathered: Gathered::with_capacity(max_nodes),
             parallel: None,
+            parallel_assembly: ParallelAssembly::default(),
             kinds,
             base: ElementCache::default(),
             frozen: ElementCache::default(),
@@ -372,9 +373,10 @@ impl State {
 
     /// Evaluate elements on `threads` threads (1: sequentially on the calling thread; 0: the
     /// number rayon chooses — `RAYON_NUM_THREADS`, else the available cores). Results are
-    /// bit-identical for any thread count: elements are evaluated in parallel into their own
-    /// buffers and scattered in element order. Models with fewer than
-    /// [`crate::stage::PARALLEL_MIN_ELEMENTS`] elements stay sequential.
+    /// bit-identical for any thread count: a block of elements is evaluated in parallel into
+    /// their own buffers, then scattered in element order, block after block; whether a stage
+    /// assembles in parallel at all is [`State::set_parallel_assembly`]'s. Models with fewer
+    /// than [`crate::stage::PARALLEL_MIN_ELEMENTS`] elements stay sequential.
     pub fn set_threads(&mut self, model: &Model, threads: usize) -> Result<(), String> {
         // Below the parallel threshold the stages assemble sequentially: no pool at all.
         if threads == 1 || model.elements().len() < crate::stage::PARALLEL_MIN_ELEMENTS {
@@ -408,16 +410,19 @@ impl State {
         self.parallel = Some(Parallel {
             pool: std::sync::Arc::new(pool),
             workers,
-            adaptive: true,
         });
         Ok(())
     }
 
-    /// How the stages use the thread pool, if any ([`ParallelAssembly`]; default adaptive).
+    /// How the stages use a thread pool ([`ParallelAssembly`]; default adaptive). Kept across
+    /// [`State::set_threads`], and may be set before it.
     pub fn set_parallel_assembly(&mut self, policy: ParallelAssembly) {
-        if let Some(p) = &mut self.parallel {
-            p.adaptive = policy == ParallelAssembly::Adaptive;
-        }
+        self.parallel_assembly = policy;
+    }
+
+    /// How the stages use a thread pool ([`State::set_parallel_assembly`]).
+    pub fn parallel_assembly(&self) -> ParallelAssembly {
+        self.parallel_assembly
     }
 
     /// The thread pool, if elements are evaluated in parallel. A scheme runs its whole step

@@ -4,7 +4,7 @@
 
 use super::{ResidualNorms, Stage, PARALLEL_MIN_ELEMENTS};
 use crate::error::SolveError;
-use crate::state::State;
+use crate::state::{ParallelAssembly, State};
 use saltus_core::stage::{
     all_finite, evaluate_element, evaluate_element_first_order, evaluate_element_residual,
     inert_residual, inert_residual_by_status, MatrixTerms,
@@ -52,10 +52,26 @@ impl Stage {
         if terms != MatrixTerms::None && !self.settling {
             self.full_pattern(model, state);
         }
-        let Some(adaptive) = state.parallel.as_ref().map(|p| p.adaptive) else {
-            return self.assemble_sequential(model, state, cx, step, smooth, terms);
-        };
-        if model.elements().len() < PARALLEL_MIN_ELEMENTS {
+        let result = self.assemble_on_path(model, state, cx, step, smooth, terms);
+        if result.is_err() {
+            // The paths leave different memos behind a failed element (the parallel one has
+            // evaluated the rest of its block): neither describes a solution.
+            self.memos_at_solution = false;
+        }
+        result
+    }
+
+    /// [`Stage::assemble_with`] on the path the state's pool and policy give.
+    fn assemble_on_path(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+        terms: MatrixTerms,
+    ) -> Result<ResidualNorms, SolveError> {
+        if state.parallel.is_none() || model.elements().len() < PARALLEL_MIN_ELEMENTS {
             return self.assemble_sequential(model, state, cx, step, smooth, terms);
         }
         // The parallel path's buffer, sized at the first assembly on a pool whatever path
@@ -66,7 +82,7 @@ impl Stage {
         if self.local.len() < len {
             self.local.resize(len, 0.0);
         }
-        if !adaptive {
+        if state.parallel_assembly() == ParallelAssembly::Always {
             return self.assemble_parallel(model, state, cx, step, smooth, terms);
         }
         // Both paths give the same result to the bit: the faster one measured serves.
@@ -90,7 +106,9 @@ impl Stage {
     fn parallel_block(&self, n_el: usize) -> (usize, usize) {
         let ml = self.system.max_local;
         let stride = 1 + ml + ml * ml;
-        let block = (PARALLEL_BLOCK_BYTES / (8 * stride)).clamp(16, n_el.max(16));
+        let block = (PARALLEL_BLOCK_BYTES / (8 * stride))
+            .clamp(16, PARALLEL_BLOCK_MAX)
+            .min(n_el.max(1));
         (block, stride)
     }
 
@@ -211,9 +229,10 @@ impl Stage {
         Ok(ResidualNorms { norm, reference })
     }
 
-    /// [`Stage::assemble`] with the elements evaluated on the state's thread pool into their own
-    /// local buffers, then checked and scattered in element order (bit-identical to the
-    /// sequential assembly for any thread count).
+    /// [`Stage::assemble`] with the elements evaluated on the state's thread pool, a block at a
+    /// time ([`Stage::parallel_block`]), into their own local buffers; each block then checked
+    /// and scattered in element order before the next (bit-identical to the sequential
+    /// assembly for any thread count, failing where it would).
     fn assemble_parallel(
         &mut self,
         model: &Model,
@@ -275,153 +294,166 @@ impl Stage {
         } else {
             system.zero_rhs();
         }
-        let mut reference = 0.0;
-        for b0 in (0..n_el).step_by(block) {
-            let b1 = (b0 + block).min(n_el);
-            // The first evaluation error of the block (smallest element index).
-            let first_error = std::sync::Mutex::new(None::<(usize, saltus_core::ElementError)>);
-            {
-                let system = &*system;
-                let mult = &*mult;
-                let admissible = &*admissible;
-                let inert_candidates = &*inert_candidates;
-                let first_error = &first_error;
-                par.pool.install(|| {
-                    local[..(b1 - b0) * stride]
-                        .par_chunks_mut(stride)
-                        .zip(memos[b0..b1].par_iter_mut())
-                        .enumerate()
-                        .with_min_len(8)
-                        .for_each_init(
-                            // One worker per job (a run of elements on one thread), not a lock
-                            // per element; a job runs to its end without waiting on another,
-                            // so a thread never asks for a worker it holds.
-                            || {
-                                let thread = rayon::current_thread_index().unwrap_or(0);
-                                par.workers[thread]
-                                    .lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                            },
-                            |worker, (k, (buf, memo))| {
-                                let ie = b0 + k;
-                                if !system.active[ie] {
-                                    return;
-                                }
-                                let worker = &mut **worker;
-                                let element = &model.elements()[ie];
-                                let n = system.local_size(ie);
-                                let (head, rest) = buf.split_at_mut(1);
-                                let (m0, m) = system.mult_range[ie];
-                                let own = &mult[m0..m0 + m];
-                                let mult_smooth = match smooth {
-                                    Some(s) => s.element_multipliers(ie),
-                                    None => own,
-                                };
-                                if !hessian && inert_candidates[ie] {
-                                    // Inert from its multipliers and statuses: not even
-                                    // gathered.
-                                    let early = inert_residual_by_status(
-                                        element.as_ref(),
-                                        cx,
-                                        own,
-                                        admissible[ie],
-                                    );
-                                    if let Some(m) = early {
-                                        *memo = m;
-                                        head[0] = INERT;
+        // One entry into the pool for the whole assembly (a scheme that runs its steps inside
+        // the pool enters nothing here).
+        let reference = par.pool.install(|| -> Result<f64, SolveError> {
+            let mut reference = 0.0;
+            for b0 in (0..n_el).step_by(block) {
+                let b1 = (b0 + block).min(n_el);
+                // The first evaluation error of the block (smallest element index).
+                let first_error = std::sync::Mutex::new(None::<(usize, saltus_core::ElementError)>);
+                {
+                    let system = &*system;
+                    let mult = &*mult;
+                    let admissible = &*admissible;
+                    let inert_candidates = &*inert_candidates;
+                    let first_error = &first_error;
+                    {
+                        local[..(b1 - b0) * stride]
+                            .par_chunks_mut(stride)
+                            .zip(memos[b0..b1].par_iter_mut())
+                            .enumerate()
+                            .with_min_len(8)
+                            .for_each_init(
+                                // One worker per job (a run of elements on one thread), not a lock
+                                // per element; a job runs to its end without waiting on another
+                                // (elements do not call into rayon), so a thread never asks for a
+                                // worker it holds.
+                                || {
+                                    let thread = rayon::current_thread_index().unwrap_or(0);
+                                    par.workers[thread]
+                                        .lock()
+                                        .unwrap_or_else(|e| e.into_inner())
+                                },
+                                |worker, (k, (buf, memo))| {
+                                    let ie = b0 + k;
+                                    if !system.active[ie] {
                                         return;
                                     }
-                                }
-                                let (r, h) = rest.split_at_mut(ml);
-                                let (r, h) = (&mut r[..n], &mut h[..n * n]);
-                                r.fill(0.0);
-                                if hessian {
-                                    h.fill(0.0);
-                                }
-                                let nn = worker.gathered.gather(arrays, element.nodes());
-                                let local = worker.gathered.local(
-                                    arrays,
-                                    nn,
-                                    smooth_is_cur,
-                                    own,
-                                    mult_smooth,
-                                    admissible[ie],
-                                    base.base_terms(ie),
-                                );
-                                let mut out = LocalSystem {
-                                    residual: nalgebra::DVectorViewMut::from_slice(r, n),
-                                    hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
-                                    reference: 0.0,
-                                };
-                                if !hessian && inert_candidates[ie] {
-                                    // Exactly zero residual: nothing to scatter.
-                                    if let Some(m) = inert_residual(element.as_ref(), cx, &local) {
-                                        *memo = m;
-                                        head[0] = INERT;
-                                        return;
-                                    }
-                                }
-                                let evaluate = evaluator(terms);
-                                let result = evaluate(
-                                    element.as_ref(),
-                                    cx,
-                                    &local,
-                                    &mut out,
-                                    &mut worker.scratch,
-                                );
-                                *memo = worker.scratch.memo();
-                                match result {
-                                    Ok(()) => head[0] = out.reference,
-                                    Err(e) => {
-                                        let mut first =
-                                            first_error.lock().unwrap_or_else(|e| e.into_inner());
-                                        if first.as_ref().is_none_or(|(i, _)| ie < *i) {
-                                            *first = Some((ie, e));
+                                    let worker = &mut **worker;
+                                    let element = &model.elements()[ie];
+                                    let n = system.local_size(ie);
+                                    let (head, rest) = buf.split_at_mut(1);
+                                    let (m0, m) = system.mult_range[ie];
+                                    let own = &mult[m0..m0 + m];
+                                    let mult_smooth = match smooth {
+                                        Some(s) => s.element_multipliers(ie),
+                                        None => own,
+                                    };
+                                    if !hessian && inert_candidates[ie] {
+                                        // Inert from its multipliers and statuses: not even
+                                        // gathered.
+                                        let early = inert_residual_by_status(
+                                            element.as_ref(),
+                                            cx,
+                                            own,
+                                            admissible[ie],
+                                        );
+                                        if let Some(m) = early {
+                                            *memo = m;
+                                            head[0] = INERT;
+                                            return;
                                         }
                                     }
-                                }
-                            },
-                        );
-                });
+                                    let (r, h) = rest.split_at_mut(ml);
+                                    let (r, h) = (&mut r[..n], &mut h[..n * n]);
+                                    r.fill(0.0);
+                                    if hessian {
+                                        h.fill(0.0);
+                                    }
+                                    let nn = worker.gathered.gather(arrays, element.nodes());
+                                    let local = worker.gathered.local(
+                                        arrays,
+                                        nn,
+                                        smooth_is_cur,
+                                        own,
+                                        mult_smooth,
+                                        admissible[ie],
+                                        base.base_terms(ie),
+                                    );
+                                    let mut out = LocalSystem {
+                                        residual: nalgebra::DVectorViewMut::from_slice(r, n),
+                                        hessian: nalgebra::DMatrixViewMut::from_slice(h, n, n),
+                                        reference: 0.0,
+                                    };
+                                    if !hessian && inert_candidates[ie] {
+                                        // Exactly zero residual: nothing to scatter.
+                                        if let Some(m) =
+                                            inert_residual(element.as_ref(), cx, &local)
+                                        {
+                                            *memo = m;
+                                            head[0] = INERT;
+                                            return;
+                                        }
+                                    }
+                                    let evaluate = evaluator(terms);
+                                    let result = evaluate(
+                                        element.as_ref(),
+                                        cx,
+                                        &local,
+                                        &mut out,
+                                        &mut worker.scratch,
+                                    );
+                                    *memo = worker.scratch.memo();
+                                    match result {
+                                        Ok(()) => {
+                                            // A magnitude (≥ 0): never the inert marker.
+                                            debug_assert!(out.reference != INERT);
+                                            head[0] = out.reference;
+                                        }
+                                        Err(e) => {
+                                            let mut first = first_error
+                                                .lock()
+                                                .unwrap_or_else(|e| e.into_inner());
+                                            if first.as_ref().is_none_or(|(i, _)| ie < *i) {
+                                                *first = Some((ie, e));
+                                            }
+                                        }
+                                    }
+                                },
+                            );
+                    }
+                }
+                let mut first_error = first_error.into_inner().unwrap_or_else(|e| e.into_inner());
+                // Checked and scattered in element order, failing where the sequential assembly
+                // would: at the first element that failed to evaluate or is not finite.
+                for ie in b0..b1 {
+                    if !system.active[ie] {
+                        continue;
+                    }
+                    if first_error.as_ref().is_some_and(|(i, _)| *i == ie) {
+                        let (ie, source) = first_error.take().expect("just matched");
+                        return Err(element_error(model, ie, cx, step, source));
+                    }
+                    let n = system.local_size(ie);
+                    let buf = &local[(ie - b0) * stride..(ie - b0 + 1) * stride];
+                    if buf[0] == INERT {
+                        continue; // as the sequential assembly: an inert element adds nothing
+                    }
+                    let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
+                    let rn = element_norm(r);
+                    if !rn.is_finite() || (hessian && !all_finite(h)) {
+                        return Err(SolveError::NonFinite {
+                            step,
+                            t: cx.t,
+                            level: cx.level,
+                            what: format!("element `{}`", model.element_names()[ie]),
+                        });
+                    }
+                    reference += rn + buf[0];
+                    if hessian {
+                        system.scatter_slices(ie, r, h);
+                    } else {
+                        system.scatter_residual(ie, r);
+                    }
+                }
             }
-            let mut first_error = first_error.into_inner().unwrap_or_else(|e| e.into_inner());
-            // Checked and scattered in element order, failing where the sequential assembly
-            // would: at the first element that failed to evaluate or is not finite.
-            for ie in b0..b1 {
-                if !system.active[ie] {
-                    continue;
-                }
-                if first_error.as_ref().is_some_and(|(i, _)| *i == ie) {
-                    let (ie, source) = first_error.take().expect("just matched");
-                    return Err(element_error(model, ie, cx, step, source));
-                }
-                let n = system.local_size(ie);
-                let buf = &local[(ie - b0) * stride..(ie - b0 + 1) * stride];
-                if buf[0] == INERT {
-                    continue; // as the sequential assembly: an inert element adds nothing
-                }
-                let (r, h) = (&buf[1..1 + n], &buf[1 + ml..1 + ml + n * n]);
-                let rn = element_norm(r);
-                if !rn.is_finite() || (hessian && !all_finite(h)) {
-                    return Err(SolveError::NonFinite {
-                        step,
-                        t: cx.t,
-                        level: cx.level,
-                        what: format!("element `{}`", model.element_names()[ie]),
-                    });
-                }
-                reference += rn + buf[0];
-                if hessian {
-                    system.scatter_slices(ie, r, h);
-                } else {
-                    system.scatter_residual(ie, r);
-                }
-            }
-        }
+            Ok(reference)
+        })?;
         if let Some((ie, source)) = base_error {
             return Err(element_error(model, ie, cx, step, source));
         }
-        reference += add_constant(&mut system.rhs, constant);
+        let reference = reference + add_constant(&mut system.rhs, constant);
         let norm = norm2(&system.rhs);
         Ok(ResidualNorms { norm, reference })
     }
@@ -486,6 +518,10 @@ impl PathChoice {
 /// Bytes of local systems a parallel assembly evaluates before it scatters them (a block of
 /// elements that stays in a core's cache).
 const PARALLEL_BLOCK_BYTES: usize = 1024 * 1024;
+
+/// Most elements per block of a parallel assembly (what the bytes allow for 12- to 17-unknown
+/// elements: beams, joints, contacts).
+const PARALLEL_BLOCK_MAX: usize = 512;
 
 /// Marks an element's buffer in [`Stage::assemble_parallel`] as inert (residual exactly zero,
 /// nothing scattered); no evaluation's reference is −∞.
