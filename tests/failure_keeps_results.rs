@@ -2,40 +2,12 @@
 //! time) reports the step, time, subproblem and element, and the HDF5 file keeps every step
 //! completed before the failure.
 
+mod common;
+
+use common::Fault;
 use saltus::elements::body::PointMass;
 use saltus::io::Hdf5Sink;
 use saltus::prelude::*;
-use saltus_core::{ElementError, LocalState, LocalSystem, StepCx};
-
-/// Test element: fails at the smooth level once `t > t_fail`.
-#[derive(Debug)]
-struct Fuse {
-    node: [NodeId; 1],
-    t_fail: f64,
-}
-
-impl Element for Fuse {
-    fn type_name(&self) -> &'static str {
-        "fuse"
-    }
-    fn nodes(&self) -> &[NodeId] {
-        &self.node
-    }
-    fn levels(&self) -> Levels {
-        Levels::SMOOTH
-    }
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        _s: &LocalState<'_>,
-        _out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        if cx.t > self.t_fail {
-            return Err(ElementError::InvalidState(format!("blown at t = {}", cx.t)));
-        }
-        Ok(())
-    }
-}
 
 #[test]
 fn mid_run_failure_keeps_completed_steps() {
@@ -50,9 +22,11 @@ fn mid_run_failure_keeps_completed_steps() {
     model
         .add_element(
             "fuse",
-            Fuse {
+            // Fails at the smooth level once t > 0.0505 s.
+            Fault {
                 node: [n],
                 t_fail: 0.0505,
+                nan: false,
             },
         )
         .unwrap();

@@ -18,11 +18,10 @@ mod common;
 mod scene;
 
 use bench_models::{balls, cantilever, chain};
-use common::datasets;
+use common::{datasets, Fault};
 use saltus::elements::body::PointMass;
 use saltus::io::Hdf5Sink;
 use saltus::prelude::*;
-use saltus_core::{LocalState, LocalSystem, StepCx};
 use std::path::Path;
 
 /// Run `model` on `threads` threads with the stages' `policy` (one thread: `None`, the
@@ -162,42 +161,6 @@ fn blocks_of_a_large_model_are_bit_identical() {
                 .all(|(a, b)| format!("{a:?}") == format!("{b:?}")),
             "{policy:?}: node states differ"
         );
-    }
-}
-
-/// Test element on one point node: from `t_fail` on, its smooth residual is NaN (`nan`) or its
-/// evaluation fails; before, it adds nothing.
-#[derive(Debug)]
-struct Fault {
-    node: [NodeId; 1],
-    t_fail: f64,
-    nan: bool,
-}
-
-impl Element for Fault {
-    fn type_name(&self) -> &'static str {
-        "fault"
-    }
-    fn nodes(&self) -> &[NodeId] {
-        &self.node
-    }
-    fn levels(&self) -> Levels {
-        Levels::SMOOTH
-    }
-    fn smooth(
-        &self,
-        cx: &StepCx,
-        _s: &LocalState<'_>,
-        out: &mut LocalSystem<'_>,
-    ) -> Result<(), ElementError> {
-        if cx.t > self.t_fail {
-            if self.nan {
-                out.residual[0] = f64::NAN;
-            } else {
-                return Err(ElementError::InvalidState(format!("blown at t = {}", cx.t)));
-            }
-        }
-        Ok(())
     }
 }
 

@@ -1,4 +1,5 @@
-//! Helpers shared by the command-line tests: run the `saltus` binary in a scratch directory.
+//! Helpers shared by the integration tests: run the `saltus` binary in a scratch directory,
+//! read HDF5 datasets, and a test element that fails on purpose.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use hdf5_metno as hdf5;
@@ -107,4 +108,43 @@ pub fn svg_polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
                 .collect()
         })
         .collect()
+}
+
+/// Test element on one point node: from `t_fail` \[s\] on, its smooth residual is NaN (`nan`)
+/// or its evaluation fails ("blown at t = …"); before, it adds nothing.
+#[derive(Debug)]
+pub struct Fault {
+    pub node: [saltus::prelude::NodeId; 1],
+    pub t_fail: f64,
+    pub nan: bool,
+}
+
+impl saltus::prelude::Element for Fault {
+    fn type_name(&self) -> &'static str {
+        "fault"
+    }
+    fn nodes(&self) -> &[saltus::prelude::NodeId] {
+        &self.node
+    }
+    fn levels(&self) -> saltus::prelude::Levels {
+        saltus::prelude::Levels::SMOOTH
+    }
+    fn smooth(
+        &self,
+        cx: &saltus_core::StepCx,
+        _s: &saltus_core::LocalState<'_>,
+        out: &mut saltus_core::LocalSystem<'_>,
+    ) -> Result<(), saltus_core::ElementError> {
+        if cx.t > self.t_fail {
+            if self.nan {
+                out.residual[0] = f64::NAN;
+            } else {
+                return Err(saltus_core::ElementError::InvalidState(format!(
+                    "blown at t = {}",
+                    cx.t
+                )));
+            }
+        }
+        Ok(())
+    }
 }

@@ -52,49 +52,37 @@ impl Stage {
         if terms != MatrixTerms::None && !self.settling {
             self.full_pattern(model, state);
         }
-        let result = self.assemble_on_path(model, state, cx, step, smooth, terms);
+        // The path the state's pool and policy give.
+        let result = 'path: {
+            if state.parallel.is_none() || model.elements().len() < PARALLEL_MIN_ELEMENTS {
+                break 'path self.assemble_sequential(model, state, cx, step, smooth, terms);
+            }
+            // The parallel path's buffer, sized at the first assembly on a pool whatever path
+            // serves (not later, inside a step: a path chosen later allocates nothing).
+            let (block, stride) = self.parallel_block(model.elements().len());
+            if self.local.len() < block * stride {
+                self.local.resize(block * stride, 0.0);
+            }
+            if state.parallel_assembly() == ParallelAssembly::Always {
+                break 'path self.assemble_parallel(model, state, cx, step, smooth, terms);
+            }
+            // Both paths give the same result to the bit: the faster one measured serves.
+            let kind = usize::from(terms != MatrixTerms::None);
+            let parallel = self.path_choice[kind].next_is_parallel();
+            let start = std::time::Instant::now();
+            let result = if parallel {
+                self.assemble_parallel(model, state, cx, step, smooth, terms)
+            } else {
+                self.assemble_sequential(model, state, cx, step, smooth, terms)
+            };
+            self.path_choice[kind].record(parallel, start.elapsed().as_secs_f64());
+            result
+        };
         if result.is_err() {
             // The paths leave different memos behind a failed element (the parallel one has
             // evaluated the rest of its block): neither describes a solution.
             self.memos_at_solution = false;
         }
-        result
-    }
-
-    /// [`Stage::assemble_with`] on the path the state's pool and policy give.
-    fn assemble_on_path(
-        &mut self,
-        model: &Model,
-        state: &mut State,
-        cx: &StepCx,
-        step: usize,
-        smooth: Option<&Stage>,
-        terms: MatrixTerms,
-    ) -> Result<ResidualNorms, SolveError> {
-        if state.parallel.is_none() || model.elements().len() < PARALLEL_MIN_ELEMENTS {
-            return self.assemble_sequential(model, state, cx, step, smooth, terms);
-        }
-        // The parallel path's buffer, sized at the first assembly on a pool whatever path
-        // serves (not later, inside a step: a path chosen later allocates nothing).
-        let n_el = model.elements().len();
-        let (block, stride) = self.parallel_block(n_el);
-        let len = block * stride;
-        if self.local.len() < len {
-            self.local.resize(len, 0.0);
-        }
-        if state.parallel_assembly() == ParallelAssembly::Always {
-            return self.assemble_parallel(model, state, cx, step, smooth, terms);
-        }
-        // Both paths give the same result to the bit: the faster one measured serves.
-        let kind = usize::from(terms != MatrixTerms::None);
-        let parallel = self.path_choice[kind].next_is_parallel();
-        let start = std::time::Instant::now();
-        let result = if parallel {
-            self.assemble_parallel(model, state, cx, step, smooth, terms)
-        } else {
-            self.assemble_sequential(model, state, cx, step, smooth, terms)
-        };
-        self.path_choice[kind].record(parallel, start.elapsed().as_secs_f64());
         result
     }
 
