@@ -544,7 +544,7 @@ impl State {
     /// configuration, if they are open, the element has one, it is not evaluated yet and the
     /// element's configuration is not the smooth one (else the force difference vanishes).
     #[inline]
-    pub(crate) fn ensure_frozen_force(
+    fn ensure_frozen_force(
         &mut self,
         model: &Model,
         ie: usize,
@@ -556,7 +556,9 @@ impl State {
         self.evaluate_frozen_force(model, ie, cx)
     }
 
-    /// [`State::ensure_frozen_force`] past its quick checks.
+    /// [`State::ensure_frozen_force`] past its quick checks. With its configuration the
+    /// smooth one the difference `f(q) − f(q̃)` vanishes and nothing reads the value (fixed for
+    /// the stage: it holds `q`).
     #[inline(never)]
     fn evaluate_frozen_force(
         &mut self,
@@ -564,25 +566,49 @@ impl State {
         ie: usize,
         cx: &StepCx,
     ) -> Result<(), saltus_core::ElementError> {
+        self.fill_element_cache(
+            |st| &mut st.frozen,
+            model,
+            ie,
+            &[],
+            false,
+            |e, s, out, sc| saltus_core::stage::frozen_force(e, cx, s, out, sc),
+        )
+    }
+
+    /// Evaluate element `ie` into the cache `which` picks, by `eval` on its gathered local
+    /// state (smooth multipliers `mult_smooth`), unless none of its nodes differs from the
+    /// smooth state in configuration (and, with `velocities`, in velocity): there the
+    /// difference the value serves vanishes and nothing reads it.
+    fn fill_element_cache(
+        &mut self,
+        which: fn(&mut State) -> &mut ElementCache,
+        model: &Model,
+        ie: usize,
+        mult_smooth: &[f64],
+        velocities: bool,
+        eval: impl FnOnce(
+            &dyn saltus_core::Element,
+            &LocalState<'_>,
+            &mut [f64],
+            &mut Scratch,
+        ) -> Result<bool, saltus_core::ElementError>,
+    ) -> Result<(), saltus_core::ElementError> {
         let e = &model.elements()[ie];
-        // With its configuration the smooth one the difference `f(q) − f(q̃)` vanishes and
-        // nothing reads the value (fixed for the stage: it holds `q`).
         let moved = |id: &saltus_core::NodeId| {
             let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
-            c.x != s.x || c.r != s.r
+            c.x != s.x || c.r != s.r || (velocities && (c.v != s.v || c.omega != s.omega))
         };
         if !e.nodes().iter().any(moved) {
             return Ok(());
         }
         // Taken out while the node arrays are borrowed (no allocation: sized by the layout).
-        let mut frozen = std::mem::take(&mut self.frozen);
+        let mut cache = std::mem::take(which(self));
         let (arrays, gathered, scratch) = self.parts();
         let nn = gathered.gather(arrays, e.nodes());
-        let s = gathered.local(arrays, nn, false, &[], &[], true, None);
-        let result = frozen.fill(ie, |out| {
-            saltus_core::stage::frozen_force(e.as_ref(), cx, &s, out, scratch)
-        });
-        self.frozen = frozen;
+        let s = gathered.local(arrays, nn, false, &[], mult_smooth, true, None);
+        let result = cache.fill(ie, |out| eval(e.as_ref(), &s, out, scratch));
+        *which(self) = cache;
         result
     }
 
@@ -599,7 +625,7 @@ impl State {
     /// the differences vanish and nothing needs them, e.g. a correction's start check). Same
     /// values as the evaluation at each assembly they replace, bit for bit.
     #[inline]
-    pub(crate) fn ensure_base_terms(
+    fn ensure_base_terms(
         &mut self,
         model: &Model,
         ie: usize,
@@ -622,24 +648,29 @@ impl State {
         cx: &StepCx,
         mult_smooth: &[f64],
     ) -> Result<(), saltus_core::ElementError> {
-        let e = &model.elements()[ie];
-        let moved = |id: &saltus_core::NodeId| {
-            let (c, s) = (&self.cur[id.index()], &self.smooth[id.index()]);
-            c.x != s.x || c.r != s.r || c.v != s.v || c.omega != s.omega
-        };
-        if !e.nodes().iter().any(moved) {
-            return Ok(());
-        }
-        // Taken out while the node arrays are borrowed (no allocation: sized by the layout).
-        let mut base = std::mem::take(&mut self.base);
-        let (arrays, gathered, scratch) = self.parts();
-        let nn = gathered.gather(arrays, e.nodes());
-        let s = gathered.local(arrays, nn, false, &[], mult_smooth, true, None);
-        let result = base.fill(ie, |out| {
-            saltus_core::stage::base_terms(e.as_ref(), cx, &s, out, scratch).map(|()| true)
-        });
-        self.base = base;
-        result
+        self.fill_element_cache(
+            |st| &mut st.base,
+            model,
+            ie,
+            mult_smooth,
+            true,
+            |e, s, out, sc| saltus_core::stage::base_terms(e, cx, s, out, sc).map(|()| true),
+        )
+    }
+
+    /// The step's [`BaseTerms`] and the stage's [`BaseTerms::frozen_force`] of element `ie`
+    /// that a difference stage `cx` needs before it evaluates the element
+    /// ([`State::ensure_base_terms`], [`State::ensure_frozen_force`]).
+    #[inline]
+    pub(crate) fn ensure_element_terms(
+        &mut self,
+        model: &Model,
+        ie: usize,
+        cx: &StepCx,
+        mult_smooth: &[f64],
+    ) -> Result<(), saltus_core::ElementError> {
+        self.ensure_base_terms(model, ie, cx, mult_smooth)?;
+        self.ensure_frozen_force(model, ie, cx)
     }
 
     /// Local view of the last gathered element (`nn` nodes) with its multipliers; `smooth_is_cur`

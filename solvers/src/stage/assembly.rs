@@ -142,8 +142,7 @@ impl Stage {
             };
             if cx.force_difference {
                 state
-                    .ensure_base_terms(model, ie, cx, mult_smooth)
-                    .and_then(|()| state.ensure_frozen_force(model, ie, cx))
+                    .ensure_element_terms(model, ie, cx, mult_smooth)
                     .map_err(|source| element_error(model, ie, cx, step, source))?;
             }
             // An inert contact known from its multipliers and statuses: not even gathered.
@@ -246,10 +245,7 @@ impl Stage {
                     Some(s) => s.element_multipliers(ie),
                     None => &self.mult[m0..m0 + m],
                 };
-                if let Err(source) = state
-                    .ensure_base_terms(model, ie, cx, mult_smooth)
-                    .and_then(|()| state.ensure_frozen_force(model, ie, cx))
-                {
+                if let Err(source) = state.ensure_element_terms(model, ie, cx, mult_smooth) {
                     base_error = Some((ie, source));
                     break;
                 }
