@@ -238,6 +238,10 @@ pub struct Stage {
     /// one, the convergence check is a residual-only assembly, and the Hessian is assembled
     /// only if the check fails.
     converged_in_one: bool,
+    /// The last solve's start point needed the contact settling of a stage that runs it first
+    /// ([`Tolerance::contacts_first`]), and the sweeps moved the contacts: the next position
+    /// correction settles without checking its start point (inside a resting pile, every one).
+    settle_at_once: bool,
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
@@ -324,6 +328,7 @@ impl Stage {
             },
             converged_at_start: false,
             converged_in_one: false,
+            settle_at_once: false,
             name,
             level,
             system,

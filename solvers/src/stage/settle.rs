@@ -178,6 +178,10 @@ pub(super) struct SettleWork {
     start_unknown: Vec<nalgebra::Vector6<f64>>,
     /// The multipliers at the call, likewise.
     start_mult: Vec<f64>,
+    /// The sweeps' last iterate (node unknowns, multipliers), kept while the call's point is
+    /// assembled for the comparison that `norm_at_call = None` defers.
+    reached_unknown: Vec<nalgebra::Vector6<f64>>,
+    reached_mult: Vec<f64>,
     /// The stage's active contact elements.
     contacts: Vec<usize>,
     /// `δ`, the correction of all unknowns from the linearization point.
@@ -237,8 +241,9 @@ impl Stage {
     /// position or velocity stage, has no contact or, at velocity level, a resisted contact
     /// taking part; [`Settled::NotPassed`] when the settling did not pass the test within 20
     /// linearizations of 4 000 sweeps at most. After `NotPassed` the state and multipliers are
-    /// the sweeps' last iterate if its `‖r‖` is below `norm_at_call` (the residual at the call),
-    /// else those of the call again (`update` applied), as after an error. The settling
+    /// the sweeps' last iterate if its `‖r‖` is below `norm_at_call` (the residual at the call;
+    /// `None`: not assembled before the call, and then assembled only in this case), else
+    /// those of the call again (`update` applied), as after an error. The settling
     /// assembles `A` into a system with the contacts out of the matrix pattern: its own, so
     /// that the stage's matrix and right-hand side stay those of its last assembly before the
     /// call, or the stage's when its contact pattern is deferred
@@ -253,7 +258,7 @@ impl Stage {
         tol: &Tolerance,
         step: usize,
         smooth: Option<&Stage>,
-        norm_at_call: f64,
+        norm_at_call: Option<f64>,
         update: &mut dyn FnMut(&mut State),
     ) -> Result<Settled, SolveError> {
         if !matches!(cx.level, Level::Position | Level::Velocity) {
@@ -331,7 +336,19 @@ impl Stage {
             let (_, own) = work.system.as_mut().expect("built above");
             std::mem::swap(&mut self.system, own);
         }
-        let keep = matches!(result, Ok((passed, norm)) if passed || norm < norm_at_call);
+        let keep = match result {
+            Ok((passed, reached)) => {
+                passed
+                    || reached
+                        < match norm_at_call {
+                            Some(norm) => norm,
+                            None => self.residual_at_call(
+                                model, state, cx, step, smooth, &mut work, update,
+                            ),
+                        }
+            }
+            Err(_) => false,
+        };
         if !keep {
             state.unknown.copy_from_slice(&work.start_unknown);
             self.mult.copy_from_slice(&work.start_mult);
@@ -347,6 +364,33 @@ impl Stage {
             }
             (false, _) => Ok(Settled::NotPassed),
         }
+    }
+
+    /// `‖r‖` at the settling's call point (`work.start_*`; infinite if it cannot be assembled),
+    /// with the state back at the sweeps' iterate afterwards.
+    #[allow(clippy::too_many_arguments)]
+    fn residual_at_call(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        step: usize,
+        smooth: Option<&Stage>,
+        work: &mut SettleWork,
+        update: &mut dyn FnMut(&mut State),
+    ) -> f64 {
+        work.reached_unknown.clone_from(&state.unknown);
+        work.reached_mult.clone_from(&self.mult);
+        state.unknown.copy_from_slice(&work.start_unknown);
+        self.mult.copy_from_slice(&work.start_mult);
+        update(state);
+        let norm = self
+            .assemble_residual(model, state, cx, step, smooth)
+            .map_or(f64::INFINITY, |r| r.norm);
+        state.unknown.copy_from_slice(&work.reached_unknown);
+        self.mult.copy_from_slice(&work.reached_mult);
+        update(state);
+        norm
     }
 
     /// [`Stage::settle_contacts`] with the factorization `lu` and the work arrays `work`.
