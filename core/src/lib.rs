@@ -30,5 +30,7 @@ pub use output::{
     AttributeValue, ContactRow, MemorySink, OutputLayout, ResultSink, SinkError, StageStep,
     StepRecord, StepStats,
 };
-pub use physics::{Force, ForceTerms, Inertia, NodeInertia, PhysicsState};
+pub use physics::{
+    mass_entries_of, Force, ForceTerms, Inertia, MassEntry, NodeInertia, PhysicsState,
+};
 pub use registry::{element_kind, element_kinds, BuildCx, ElementDef, ElementKind, ParamDoc};

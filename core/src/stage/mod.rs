@@ -493,9 +493,12 @@ fn add_inertia(
     if let Some(blocks) = inertia.node_inertia() {
         return add_node_inertia(blocks, cx, s, hessian.then_some(da), out);
     }
+    let entries = inertia.mass_entries();
     let m = &mut m[..n * n];
-    m.fill(0.0);
-    inertia.mass_matrix(s.kinds, &mut DMatrixViewMut::from_slice(m, n, n));
+    if entries.is_none() {
+        m.fill(0.0);
+        inertia.mass_matrix(s.kinds, &mut DMatrixViewMut::from_slice(m, n, n));
+    }
     let mut o = 0;
     for (i, kind) in s.kinds.iter().enumerate() {
         let nd = kind.ndof();
@@ -514,7 +517,18 @@ fn add_inertia(
     // M a (column sweep) and H += da M, column by column.
     let ma = &mut ma[..n];
     ma.fill(0.0);
-    for j in 0..n {
+    if let Some(entries) = entries {
+        // The same sums over the nonzeros alone, in the same (column) order.
+        for e in entries {
+            ma[e.row] += e.value * a[e.col];
+        }
+        if hessian {
+            for e in entries {
+                out.hessian[(e.row, e.col)] += da * e.value;
+            }
+        }
+    }
+    for j in (0..n).filter(|_| entries.is_none()) {
         let col = &m[j * n..(j + 1) * n];
         let aj = a[j];
         for (x, mij) in ma.iter_mut().zip(col) {

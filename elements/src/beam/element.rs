@@ -25,6 +25,8 @@ pub struct Beam {
     pub(super) aligned: bool,
     /// Constant material mass matrix over `[x₁, Θ₁, x₂, Θ₂]`.
     mass_matrix: Mat12,
+    /// Its nonzero entries ([`Inertia::mass_entries`]).
+    mass_entries: Vec<MassEntry>,
     strain0: Vector6<f64>,
     stiffness: Vector6<f64>,
     line_mass: f64,
@@ -411,6 +413,7 @@ impl Beam {
             offset_mat,
             aligned,
             mass_matrix: Mat12::zeros(),
+            mass_entries: Vec::new(),
             strain0: Vector6::zeros(),
             stiffness: section.stiffness,
             line_mass: section.line_mass,
@@ -423,6 +426,7 @@ impl Beam {
             Strain::new(&beam, initial).map_err(|e| invalid(element, "nodes", e.to_string()))?;
         beam.strain0 = kin.strain;
         beam.mass_matrix = beam.build_mass_matrix();
+        beam.mass_entries = mass_entries_of(beam.mass_matrix.as_slice(), 12);
         Ok(beam)
     }
 
@@ -646,6 +650,10 @@ impl Inertia for Beam {
 
     fn mass_matrix(&self, _kinds: &[NodeKind], m: &mut DMatrixViewMut<'_, f64>) {
         m.zip_apply(&self.mass_matrix, |a, b| *a += b);
+    }
+
+    fn mass_entries(&self) -> Option<&[MassEntry]> {
+        Some(&self.mass_entries)
     }
 
     fn inertial_force(

@@ -83,7 +83,10 @@ use nalgebra::{
     Vector6,
 };
 use saltus_core::lie::{self, hat};
-use saltus_core::physics::{add_gyroscopic, Dependence, Force, ForceTerms, Inertia, PhysicsState};
+use saltus_core::physics::{
+    add_gyroscopic, mass_entries_of, Dependence, Force, ForceTerms, Inertia, MassEntry,
+    PhysicsState,
+};
 use saltus_core::registry::parse_params;
 use saltus_core::{
     BuildCx, BuildError, Element, ElementDef, ElementError, ElementId, Model, NodeDef, NodeId,

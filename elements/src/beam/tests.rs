@@ -675,3 +675,30 @@ fn builder_creates_nodes_and_elements() {
     assert_eq!(line.nodes.len(), 3);
     assert_eq!(model.nodes()[line.nodes[2].index()].name, "free_n2");
 }
+
+/// The nonzero entries the stage multiplies with (`Inertia::mass_entries`) are the dense mass
+/// matrix's, entry for entry (a beam with section offsets: full 3 × 3 node inertias), so the
+/// two paths of `core::stage`'s `M a` give the same result.
+#[test]
+fn mass_entries_are_the_mass_matrix() {
+    let mut rng = Rng::new(11);
+    let spec = balanced();
+    let beam = random_beam(&mut rng, &spec);
+    let kinds = [NodeKind::Frame; 2];
+    let mut dense = DMatrix::zeros(12, 12);
+    Inertia::mass_matrix(&beam, &kinds, &mut dense.as_view_mut());
+    let mut from_entries = DMatrix::zeros(12, 12);
+    let entries = Inertia::mass_entries(&beam).expect("a beam keeps its entries");
+    for e in entries {
+        assert_ne!(e.value, 0.0, "a zero entry kept: {e:?}");
+        from_entries[(e.row, e.col)] += e.value;
+    }
+    assert_eq!(from_entries, dense);
+    // Column-major order (the dense product's summation order).
+    assert!(entries
+        .windows(2)
+        .all(|w| (w[0].col, w[0].row) < (w[1].col, w[1].row)));
+    // Random node frames give section offsets `Q`, so the node inertias `Q J Qᵀ` are full:
+    // 2 × 9 rotational entries, 2 × 3 translational diagonal ones and 2 × 3 couplings.
+    assert_eq!(entries.len(), 30);
+}
