@@ -382,23 +382,25 @@ impl Detector for ContactGroup {
             self.validated = true;
         }
         let wanted = self.wanted(h, nodes);
-        // Remove the contacts no longer wanted (both lists are sorted).
-        let stale: Vec<Pair> = self
-            .contacts
-            .keys()
-            .filter(|p| wanted.binary_search(p).is_err())
-            .copied()
-            .collect();
+        // One walk over the two sorted lists: the contacts no longer wanted and the new pairs.
+        let (mut stale, mut new) = (Vec::new(), Vec::new());
+        let mut have = self.contacts.keys().copied().peekable();
+        for &pair in &wanted {
+            while let Some(p) = have.next_if(|p| *p < pair) {
+                stale.push(p);
+            }
+            if have.next_if_eq(&pair).is_none() {
+                new.push(pair);
+            }
+        }
+        stale.extend(have);
         for pair in stale {
             if let Some(id) = self.contacts.remove(&pair) {
                 model.remove_element(id)?;
                 self.removed += 1;
             }
         }
-        for pair in wanted {
-            if self.contacts.contains_key(&pair) {
-                continue;
-            }
+        for pair in new {
             let (name, element) = self.element(model, pair)?;
             let id = match element {
                 ContactKind::Spheres(c) => model.add_element(name, c)?,
