@@ -181,25 +181,19 @@ impl Stage {
         // A position correction whose last start needed the settling settles at once: inside
         // a resting pile its start check is a residual assembly (≈ 8 sweeps' cost at 1 000
         // spheres) that fails every step, and skipping it changes nothing else. Not the
-        // velocity stage: most impact sequences end with a problem that passes at its start
-        // (granular column N = 1 000: 6 262 velocity solves, 2 828 of them settled; settling
-        // them all at once took 31 → 44 ms/step).
+        // velocity stage: an impact sequence's last problem usually passes at its start, and
+        // settling it instead prolongs the sequence (granular column N = 1 000, every velocity
+        // problem at once: 2 828 settled problems became 6 262, 31 → 44 ms/step). If the
+        // settling does not pass (or does not apply, or fails: not the solve's error), the
+        // Newton starts with the start check, at the sweeps' point if they reduced ‖r‖, else
+        // at the start point.
         let mut settled_at_once = None;
         if settle_first && !reuse && self.settle_at_once && cx.level == Level::Position {
             settle_first = false;
-            let sweeps = self.summary.settle_sweeps;
-            let settled =
-                self.settle_contacts(model, state, cx, tol, step, smooth, None, &mut update);
-            // A settling that moved nothing found the start converged: check it next time.
-            self.settle_at_once = false;
-            if let Ok(Settled::Passed(norm)) = settled {
-                self.memos_at_solution = true;
-                self.settle_at_once = self.summary.settle_sweeps > sweeps + 1;
+            let settled = self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
+            if let Settled::Passed(norm) = settled {
                 settled_at_once = Some(norm);
             }
-            // Otherwise (not applicable, not passed, or an error, which is not the solve's)
-            // the Newton starts with the start check, at the sweeps' point if they reduced
-            // ‖r‖, else at the start point.
         }
         let result = loop {
             if let Some(norm) = settled_at_once.take() {
@@ -279,26 +273,12 @@ impl Stage {
             if settle_first {
                 settle_first = false;
                 // Its errors are not the solve's: Newton takes over from the start point.
-                let sweeps = self.summary.settle_sweeps;
-                let settled = self.settle_contacts(
-                    model,
-                    state,
-                    cx,
-                    tol,
-                    step,
-                    smooth,
-                    Some(norm),
-                    &mut update,
-                );
-                self.settle_at_once = false;
+                let settled =
+                    self.settle_first(model, state, cx, tol, step, smooth, Some(norm), &mut update);
                 match settled {
-                    Ok(Settled::Passed(norm)) => {
-                        self.memos_at_solution = true;
-                        self.settle_at_once = self.summary.settle_sweeps > sweeps + 1;
-                        break (it, norm);
-                    }
-                    Ok(Settled::NotApplicable) => {}
-                    Ok(Settled::NotPassed) | Err(_) => {
+                    Settled::Passed(norm) => break (it, norm),
+                    Settled::NotApplicable => {}
+                    Settled::NotPassed => {
                         // The sweeps' point if they reduced ‖r‖, else the start point again;
                         // the matrix overwritten: judged afresh.
                         start_check = true;
@@ -503,6 +483,35 @@ impl Stage {
         };
         self.record(&report);
         Ok(report)
+    }
+
+    /// [`Stage::settle_contacts`] run first ([`Tolerance::contacts_first`]) from the current
+    /// iterate (`norm`: its residual, if assembled), an error counting as
+    /// [`Settled::NotPassed`] (it is not the solve's: the Newton takes over). A pass whose sweeps
+    /// moved the contacts lets the next solve settle at once (`settle_at_once`); one that moved
+    /// nothing found the start converged, and the next solve checks its start first.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_first(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        cx: &StepCx,
+        tol: &Tolerance,
+        step: usize,
+        smooth: Option<&Stage>,
+        norm: Option<f64>,
+        update: &mut dyn FnMut(&mut State),
+    ) -> Settled {
+        let sweeps = self.summary.settle_sweeps;
+        let settled = self
+            .settle_contacts(model, state, cx, tol, step, smooth, norm, update)
+            .unwrap_or(Settled::NotPassed);
+        self.settle_at_once = false;
+        if let Settled::Passed(_) = settled {
+            self.memos_at_solution = true;
+            self.settle_at_once = self.summary.settle_sweeps > sweeps + 1;
+        }
+        settled
     }
 
     fn record(&mut self, r: &NewtonReport) {
