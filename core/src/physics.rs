@@ -197,8 +197,9 @@ pub trait Inertia: Send + Sync {
     /// The nonzero entries of [`Inertia::mass_matrix`] in column-major order
     /// ([`mass_entries_of`]), if the element keeps them (a beam's 30 of 144): the stage then
     /// forms `M a` and `∂a/∂u M` from them instead of the dense `M`, with the same result to
-    /// the bit (the dense products add the zeros). Must agree with `mass_matrix` entry for
-    /// entry. Default: `None` (dense `M`, or [`Inertia::node_inertia`]).
+    /// the bit for finite accelerations (the dense products add the zeros). Must agree with
+    /// `mass_matrix` entry for entry, for the element's node kinds (the entries take none).
+    /// Default: `None` (dense `M`, or [`Inertia::node_inertia`]).
     fn mass_entries(&self) -> Option<&[MassEntry]> {
         None
     }

@@ -519,6 +519,13 @@ fn add_inertia(
     ma.fill(0.0);
     if let Some(entries) = entries {
         // The same sums over the nonzeros alone, in the same (column) order.
+        debug_assert!(
+            entries
+                .windows(2)
+                .all(|w| (w[0].col, w[0].row) < (w[1].col, w[1].row))
+                && entries.iter().all(|e| e.row < n && e.col < n),
+            "mass entries out of column-major order or outside the {n} × {n} block"
+        );
         for e in entries {
             ma[e.row] += e.value * a[e.col];
         }
@@ -527,17 +534,18 @@ fn add_inertia(
                 out.hessian[(e.row, e.col)] += da * e.value;
             }
         }
-    }
-    for j in (0..n).filter(|_| entries.is_none()) {
-        let col = &m[j * n..(j + 1) * n];
-        let aj = a[j];
-        for (x, mij) in ma.iter_mut().zip(col) {
-            *x += mij * aj;
-        }
-        if hessian {
-            let mut hc = out.hessian.column_mut(j);
-            for (h, mij) in hc.as_mut_slice().iter_mut().zip(col) {
-                *h += da * mij;
+    } else {
+        for j in 0..n {
+            let col = &m[j * n..(j + 1) * n];
+            let aj = a[j];
+            for (x, mij) in ma.iter_mut().zip(col) {
+                *x += mij * aj;
+            }
+            if hessian {
+                let mut hc = out.hessian.column_mut(j);
+                for (h, mij) in hc.as_mut_slice().iter_mut().zip(col) {
+                    *h += da * mij;
+                }
             }
         }
     }

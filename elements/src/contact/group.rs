@@ -382,6 +382,11 @@ impl Detector for ContactGroup {
             self.validated = true;
         }
         let wanted = self.wanted(h, nodes);
+        debug_assert!(
+            wanted.windows(2).all(|w| w[0] < w[1]),
+            "contact group {}: wanted pairs not sorted and distinct",
+            self.name
+        );
         // One walk over the two sorted lists: the contacts no longer wanted and the new pairs.
         let (mut stale, mut new) = (Vec::new(), Vec::new());
         let mut have = self.contacts.keys().copied().peekable();

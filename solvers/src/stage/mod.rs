@@ -239,9 +239,13 @@ pub struct Stage {
     /// only if the check fails.
     converged_in_one: bool,
     /// The last solve's start point needed the contact settling of a stage that runs it first
-    /// ([`Tolerance::contacts_first`]), and the sweeps moved the contacts: the next position
-    /// correction settles without checking its start point (inside a resting pile, every one).
+    /// ([`Tolerance::contacts_first`]), and the settling took more than one sweep: the next
+    /// position correction settles without checking its start point (inside a resting pile,
+    /// every one).
     settle_at_once: bool,
+    /// Consecutive solves that settled at once (at most `SETTLE_AT_ONCE_RUN`, then a start
+    /// check).
+    settled_at_once: u32,
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
     topology: u64,
@@ -329,6 +333,7 @@ impl Stage {
             converged_at_start: false,
             converged_in_one: false,
             settle_at_once: false,
+            settled_at_once: 0,
             name,
             level,
             system,

@@ -172,23 +172,35 @@ impl Stage {
         let mut reused = 0;
         let mut rejected = 0;
         self.memos_at_solution = false;
-        // The contact-space Gauss–Seidel first (`Tolerance::contacts_first`), once, from a
-        // residual-only check of the start point (the settling assembles its own matrix).
+        // The contact-space Gauss–Seidel first (`Tolerance::contacts_first`), once, after a
+        // residual-only check of the start point (the settling assembles its own matrix), or
+        // at once (below).
         let mut settle_first = tol.contacts_first && self.has_contacts;
         if settle_first && !reuse {
             start_check = true;
         }
         // A position correction whose last start needed the settling settles at once: inside
         // a resting pile its start check is a residual assembly (≈ 8 sweeps' cost at 1 000
-        // spheres) that fails every step, and skipping it changes nothing else. Not the
-        // velocity stage: an impact sequence's last problem usually passes at its start, and
+        // spheres) that fails every step. Where the check would have failed, skipping it
+        // changes nothing else; where it would have passed (the start already converged), the
+        // solve ends at the sweeps' converged point instead of the start point, and every
+        // `SETTLE_AT_ONCE_RUN`-th solve checks its start again, so that a stage that came to
+        // rest goes back to its checks. Not the velocity stage: an impact sequence's last problem usually passes at its start, and
         // settling it instead prolongs the sequence (granular column N = 1 000, every velocity
         // problem at once: 2 828 settled problems became 6 262, 31 → 44 ms/step). If the
         // settling does not pass (or does not apply, or fails: not the solve's error), the
         // Newton starts with the start check, at the sweeps' point if they reduced ‖r‖, else
         // at the start point.
         let mut settled_at_once = None;
-        if settle_first && !reuse && self.settle_at_once && cx.level == Level::Position {
+        let at_once = settle_first
+            && !reuse
+            && self.settle_at_once
+            && cx.level == Level::Position
+            && self.settled_at_once < SETTLE_AT_ONCE_RUN;
+        if settle_first && !reuse {
+            self.settled_at_once = if at_once { self.settled_at_once + 1 } else { 0 };
+        }
+        if at_once {
             settle_first = false;
             let settled = self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
             if let Settled::Passed(norm) = settled {
@@ -265,6 +277,10 @@ impl Stage {
             if norm <= tolerance && exact {
                 // The assembly just made is at the solution: its memos describe it.
                 self.memos_at_solution = true;
+                if settle_first {
+                    // Converged before any settling: the next solve checks its start.
+                    self.settle_at_once = false;
+                }
                 if first_order_step {
                     self.first_order_backoff = 1;
                 }
@@ -487,9 +503,10 @@ impl Stage {
 
     /// [`Stage::settle_contacts`] run first ([`Tolerance::contacts_first`]) from the current
     /// iterate (`norm`: its residual, if assembled), an error counting as
-    /// [`Settled::NotPassed`] (it is not the solve's: the Newton takes over). A pass whose sweeps
-    /// moved the contacts lets the next solve settle at once (`settle_at_once`); one that moved
-    /// nothing found the start converged, and the next solve checks its start first.
+    /// [`Settled::NotPassed`] (it is not the solve's: the Newton takes over). A pass that needed
+    /// more than one sweep lets the next solve settle at once (`settle_at_once`); after one
+    /// sweep (its reactions did not move: converged sweeps), or any other outcome, the next
+    /// solve checks its start first.
     #[allow(clippy::too_many_arguments)]
     fn settle_first(
         &mut self,
@@ -644,6 +661,11 @@ fn probe_served(probe: Probe, norm: f64, prev: f64, tolerance: f64) -> bool {
 
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
 const EXACT_REUSE_MAX_WAIT: u32 = 64;
+
+/// Consecutive position corrections that settle at once (without their start check) before one
+/// checks its start again: a stage whose start stopped needing the settling (the contacts came
+/// to rest) finds out within this many solves, and a resting pile pays one check in nine.
+const SETTLE_AT_ONCE_RUN: u32 = 8;
 
 /// Sufficient-decrease constant of the line search.
 const ARMIJO: f64 = 1e-4;

@@ -246,7 +246,8 @@ impl Stage {
     /// those of the call again (`update` applied), as after an error. The settling
     /// assembles `A` into a system with the contacts out of the matrix pattern: its own, so
     /// that the stage's matrix and right-hand side stay those of its last assembly before the
-    /// call, or the stage's when its contact pattern is deferred
+    /// call (after `NotPassed` with `norm_at_call = None`: the right-hand side and memos of the
+    /// call point's residual), or the stage's when its contact pattern is deferred
     /// ([`Stage::defer_contact_pattern`]), which then holds the bodies' matrix and the last
     /// test's residual. Either way a fresh assembly is needed before they serve.
     #[allow(clippy::too_many_arguments)]
@@ -303,6 +304,13 @@ impl Stage {
         // than `norm_at_call`.
         work.start_unknown.clone_from(&state.unknown);
         work.start_mult.clone_from(&self.mult);
+        // Room for the sweeps' point too (`residual_at_call`), so that its rare first use
+        // inside a step does not allocate.
+        let (nu, nm) = (state.unknown.len(), self.mult.len());
+        work.reached_unknown
+            .reserve(nu.saturating_sub(work.reached_unknown.len()));
+        work.reached_mult
+            .reserve(nm.saturating_sub(work.reached_mult.len()));
         // The system without the contacts' pattern, in place of the stage's for the settling
         // (same unknowns, multipliers and element unknown lists).
         // (A stage whose pattern leaves the contacts out already is that system.)
@@ -339,13 +347,14 @@ impl Stage {
         let keep = match result {
             Ok((passed, reached)) => {
                 passed
-                    || reached
-                        < match norm_at_call {
-                            Some(norm) => norm,
-                            None => self.residual_at_call(
-                                model, state, cx, step, smooth, &mut work, update,
-                            ),
-                        }
+                    || reached.is_finite()
+                        && reached
+                            < match norm_at_call {
+                                Some(norm) => norm,
+                                None => self.residual_at_call(
+                                    model, state, cx, step, smooth, &mut work, update,
+                                ),
+                            }
             }
             Err(_) => false,
         };
