@@ -684,8 +684,11 @@ impl Force for Beam {
         } else {
             self.internal(s.nodes, true, None)?
         };
-        let v = node_velocity(s.nodes);
-        let f = self.weight(&s.gravity) - int.r - self.mass_matrix * v * self.alpha;
+        let mut f = self.weight(&s.gravity) - int.r;
+        if self.alpha != 0.0 {
+            // Rayleigh's mass-proportional damping (an undamped beam skips the product).
+            f -= self.mass_matrix * node_velocity(s.nodes) * self.alpha;
+        }
         for i in 0..12 {
             out.f[i] += f[i];
         }
