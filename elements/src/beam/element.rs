@@ -578,7 +578,7 @@ impl Beam {
             let mut row = cb.row_mut(r);
             row *= self.stiffness[r];
         }
-        let btcb = kin.b.transpose() * cb;
+        let btcb = bt_cb(&kin.b, &cb);
         if want.c {
             if damped {
                 self.matrix_to_nodes(&(btcb * (l * self.beta)), &mut t.c);
@@ -600,6 +600,25 @@ impl Beam {
         self.matrix_to_nodes(&k_sec, &mut t.k);
         Ok(out)
     }
+}
+
+/// `Bᵀ (C B)` for the strain matrix `b` and `cb = C B`: the product nalgebra forms (column by
+/// column, each a sum over the strain rows in order), without the curvature rows' terms on the
+/// translational columns, where `B` is zero (the curvatures follow the rotations alone,
+/// `Kin::new`): 648 multiply-adds instead of 864, the same values.
+pub(super) fn bt_cb(b: &Mat6x12, cb: &Mat6x12) -> Mat12 {
+    let bt = b.transpose();
+    let mut out = Mat12::zeros();
+    for j in 0..12 {
+        // Columns δx₁ (0–2) and δx₂ (6–8): the force strains Γ (rows 0–2) only.
+        let rows = if (j / 3) % 2 == 0 { 3 } else { 6 };
+        let mut col = bt.column(0) * cb[(0, j)];
+        for r in 1..rows {
+            col += bt.column(r) * cb[(r, j)];
+        }
+        out.set_column(j, &col);
+    }
+    out
 }
 
 /// Build a `beam` from a model-file entry (two frame nodes).
