@@ -176,35 +176,32 @@ impl Stage {
         // residual-only check of the start point (the settling assembles its own matrix), or
         // at once (below).
         let mut settle_first = tol.contacts_first && self.has_contacts;
-        if settle_first && !reuse {
-            start_check = true;
-        }
         // A position correction whose last start needed the settling settles at once: inside
         // a resting pile its start check is a residual assembly (≈ 8 sweeps' cost at 1 000
         // spheres) that fails every step. Where the check would have failed, skipping it
         // changes nothing else; where it would have passed (the start already converged), the
         // solve ends at the sweeps' converged point instead of the start point, and every
         // `SETTLE_AT_ONCE_RUN`-th solve checks its start again, so that a stage that came to
-        // rest goes back to its checks. Not the velocity stage: an impact sequence's last problem usually passes at its start, and
-        // settling it instead prolongs the sequence (granular column N = 1 000, every velocity
-        // problem at once: 2 828 settled problems became 6 262, 31 → 44 ms/step). If the
-        // settling does not pass (or does not apply, or fails: not the solve's error), the
-        // Newton starts with the start check, at the sweeps' point if they reduced ‖r‖, else
-        // at the start point.
+        // rest goes back to its checks. Not the velocity stage: an impact sequence's last
+        // problem usually passes at its start, and settling it instead prolongs the sequence
+        // (granular column N = 1 000, every velocity problem at once: 2 828 settled problems
+        // became 6 262, 31 → 44 ms/step). If the settling does not pass (or does not apply, or
+        // fails: not the solve's error), the Newton starts with the start check, at the
+        // sweeps' point if they reduced ‖r‖, else at the start point.
         let mut settled_at_once = None;
-        let at_once = settle_first
-            && !reuse
-            && self.settle_at_once
-            && cx.level == Level::Position
-            && self.settled_at_once < SETTLE_AT_ONCE_RUN;
         if settle_first && !reuse {
+            start_check = true;
+            let at_once = self.settle_at_once
+                && cx.level == Level::Position
+                && self.settled_at_once < SETTLE_AT_ONCE_RUN;
             self.settled_at_once = if at_once { self.settled_at_once + 1 } else { 0 };
-        }
-        if at_once {
-            settle_first = false;
-            let settled = self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
-            if let Settled::Passed(norm) = settled {
-                settled_at_once = Some(norm);
+            if at_once {
+                settle_first = false;
+                let settled =
+                    self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
+                if let Settled::Passed(norm) = settled {
+                    settled_at_once = Some(norm);
+                }
             }
         }
         let result = loop {
