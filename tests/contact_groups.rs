@@ -390,3 +390,203 @@ fn shipped_sphere_pile_comes_to_rest_in_its_box() {
         assert!(*z > r + 0.05, "upper sphere at z = {z} m");
     }
 }
+
+/// The candidate list kept between updates (a Verlet list) finds exactly the pairs a search of
+/// every pair finds: 300 spheres of two sizes in an open box, moving at random (drifts within
+/// the skin, jumps beyond it, speeds that grow and shrink) over 300 updates, each compared with
+/// the brute-force creation and keeping thresholds of the module docs (`margin + 2h(|v_a| +
+/// |v_b|)` for a new pair, `2 margin + 4h(|v_a| + |v_b|)` for one the group has; `|v_a|` alone
+/// against a plane). The comparison is exact: the same gaps and thresholds decide in both.
+#[test]
+fn candidate_list_finds_exactly_the_pairs_of_a_full_search() {
+    use saltus::core::fd::Rng;
+    use saltus::core::Detector;
+    use std::collections::BTreeSet;
+    let (n, h, margin) = (300usize, 1e-3, 1e-3);
+    let mut rng = Rng::new(7);
+    let mut model = Model::new();
+    let mut ids = Vec::new();
+    let mut radii = Vec::new();
+    let half = 0.15;
+    let mut group = ContactGroup::new("g").margin(margin).open_box(half);
+    for i in 0..n {
+        // A cube of 0.3 m holds the 300 spheres of radius 0.01–0.02 m densely enough that
+        // every sphere has candidates and a few dozen pairs qualify at a time; the box's floor
+        // is its bottom face.
+        let x = rng.vec3(half) + Vector3::new(0.0, 0.0, half);
+        let id = model.add_node(NodeDef::frame(format!("s{i}"), x)).unwrap();
+        let r = if i % 3 == 0 { 0.02 } else { 0.01 };
+        model
+            .add_element(format!("m{i}"), RigidBody::sphere(id, 1.0, r).unwrap())
+            .unwrap();
+        group = group.sphere(id, r);
+        ids.push(id);
+        radii.push(r);
+    }
+    let mut states: Vec<NodeState> = model.nodes().iter().map(|d| d.initial).collect();
+    // Planes of `open_box`: floor z = 0, walls x = ∓half, y = ∓half (normals inwards), named
+    // `plane1` … `plane5` in that order; plane pairs are keyed (sphere, n + plane index).
+    let planes = [
+        (Vector3::zeros(), Vector3::z()),
+        (Vector3::new(-half, 0.0, 0.0), Vector3::x()),
+        (Vector3::new(half, 0.0, 0.0), -Vector3::x()),
+        (Vector3::new(0.0, -half, 0.0), Vector3::y()),
+        (Vector3::new(0.0, half, 0.0), -Vector3::y()),
+    ];
+    let mut expected: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let (mut total, mut planes_seen, mut kept_only) = (0, 0, 0);
+    for step in 0..300 {
+        // Motion: small drifts; every 40th update a jump of up to 3 cm per axis for a tenth
+        // of the spheres; speeds up to 0.87 m/s (0.5 per axis), with bursts to 8.7 m/s every
+        // 50 updates; the step size changes every 100 updates (1e-3, 5e-4, 2e-3 s).
+        let h = [h, 0.5 * h, 2.0 * h][step / 100];
+        for (i, s) in states.iter_mut().enumerate() {
+            let burst = if step % 50 == 25 && i % 7 == 0 {
+                10.0
+            } else {
+                1.0
+            };
+            s.v = rng.vec3(0.5) * burst;
+            s.x += rng.vec3(2e-4);
+            if step % 40 == 39 && i % 10 == 0 {
+                s.x += rng.vec3(0.03);
+            }
+        }
+        group.update(&mut model, 0.0, h, &states).unwrap();
+        let speed = |i: usize| states[ids[i].index()].v.norm();
+        let mut wanted = BTreeSet::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                let gap = (states[ids[i].index()].x - states[ids[j].index()].x).norm()
+                    - radii[i]
+                    - radii[j];
+                let reach = speed(i) + speed(j);
+                let threshold = if expected.contains(&(i, j)) {
+                    2.0 * margin + 4.0 * h * reach
+                } else {
+                    margin + 2.0 * h * reach
+                };
+                if gap < threshold {
+                    wanted.insert((i, j));
+                }
+            }
+        }
+        for i in 0..n {
+            for (p, (point, normal)) in planes.iter().enumerate() {
+                let gap = normal.dot(&(states[ids[i].index()].x - point)) - radii[i];
+                let threshold = if expected.contains(&(i, n + p)) {
+                    2.0 * margin + 4.0 * h * speed(i)
+                } else {
+                    margin + 2.0 * h * speed(i)
+                };
+                if gap < threshold {
+                    wanted.insert((i, n + p));
+                }
+            }
+        }
+        // Pairs the keeping threshold alone holds (the hysteresis at work).
+        kept_only += wanted
+            .iter()
+            .filter(|&&(i, j)| {
+                let (x_i, v_i) = (states[ids[i].index()].x, speed(i));
+                let (gap, reach) = if j < n {
+                    let x_j = states[ids[j].index()].x;
+                    ((x_i - x_j).norm() - radii[i] - radii[j], v_i + speed(j))
+                } else {
+                    let (point, normal) = planes[j - n];
+                    (normal.dot(&(x_i - point)) - radii[i], v_i)
+                };
+                gap >= margin + 2.0 * h * reach
+            })
+            .count();
+        expected = wanted;
+        let found: BTreeSet<(usize, usize)> = model
+            .element_names()
+            .iter()
+            .filter_map(|name| {
+                let pair = name.strip_prefix("g:")?;
+                let (a, b) = pair.split_once('-')?;
+                let index = |s: &str| s.strip_prefix('s')?.parse::<usize>().ok();
+                let other = match b.strip_prefix("plane") {
+                    Some(p) => n + p.parse::<usize>().ok()? - 1,
+                    None => index(b)?,
+                };
+                Some((index(a)?, other))
+            })
+            .collect();
+        assert_eq!(found, expected, "update {step}");
+        total += expected.len();
+        planes_seen += expected.iter().filter(|p| p.1 >= n).count();
+    }
+    // The comparison saw contacts, and the list was reused between builds but also rebuilt
+    // (after the jumps and the speed bursts).
+    assert!(total > 1000, "{total} qualifying pairs in all");
+    assert!(planes_seen > 100, "{planes_seen} plane contacts in all");
+    assert!(
+        kept_only > 10,
+        "{kept_only} pairs held by the keeping threshold alone"
+    );
+    let builds = group.candidate_builds();
+    assert!((2..150).contains(&builds), "{builds} builds in 300 updates");
+}
+
+/// The candidate list is rebuilt exactly when a pair left out of it could qualify: two spheres
+/// (r = 1 cm, margin 1 mm, at rest: list distance `c = 2 margin + skin` = 7 mm) start 0.1 mm
+/// beyond it. Each moved 1 mm towards the other keeps the list (`2 · 1 + 2 ≤ 7` mm) and no
+/// contact is due; moved 3.1 mm each, their gap (0.9 mm) is below the margin: the list must be
+/// rebuilt and the contact created, which a test of the move without the factor 2 (each sphere
+/// moves) would miss. At the start positions again, approach speeds of 1.6 m/s make the
+/// creation threshold `margin + 2h(|v_a| + |v_b|)` (7.4 mm) exceed the gap (7.1 mm): the list
+/// must be rebuilt for the current speeds.
+#[test]
+fn candidate_list_is_rebuilt_when_a_left_out_pair_can_qualify() {
+    use saltus::core::Detector;
+    use saltus::elements::contact::group::SKIN_FRACTION;
+    let (r, margin, h) = (0.01, 1e-3, 1e-3);
+    let c = 2.0 * margin + SKIN_FRACTION * r;
+    let d0 = 2.0 * r + c + 1e-4;
+    let setup = || {
+        let mut model = Model::new();
+        let a = model
+            .add_node(NodeDef::frame("a", Vector3::zeros()))
+            .unwrap();
+        let b = model
+            .add_node(NodeDef::frame("b", Vector3::new(d0, 0.0, 0.0)))
+            .unwrap();
+        let group = ContactGroup::new("g").spheres(&[a, b], r).margin(margin);
+        let states: Vec<NodeState> = model.nodes().iter().map(|d| d.initial).collect();
+        (model, group, states)
+    };
+    let (mut model, mut group, mut states) = setup();
+    group.update(&mut model, 0.0, h, &states).unwrap();
+    assert_eq!((group.contact_count(), group.candidate_builds()), (0, 1));
+    let approach = |states: &mut [NodeState], each: f64| {
+        states[0].x.x = each;
+        states[1].x.x = d0 - each;
+    };
+    approach(&mut states, 1e-3);
+    group.update(&mut model, 0.0, h, &states).unwrap();
+    assert_eq!(
+        (group.contact_count(), group.candidate_builds()),
+        (0, 1),
+        "1 mm each: the list holds, no contact due"
+    );
+    approach(&mut states, 3.1e-3);
+    group.update(&mut model, 0.0, h, &states).unwrap();
+    assert_eq!(
+        (group.contact_count(), group.candidate_builds()),
+        (1, 2),
+        "3.1 mm each: rebuilt, the contact created"
+    );
+
+    let (mut model, mut group, mut states) = setup();
+    group.update(&mut model, 0.0, h, &states).unwrap();
+    states[0].v = Vector3::new(1.6, 0.0, 0.0);
+    states[1].v = Vector3::new(-1.6, 0.0, 0.0);
+    group.update(&mut model, 0.0, h, &states).unwrap();
+    assert_eq!(
+        (group.contact_count(), group.candidate_builds()),
+        (1, 2),
+        "approaching at 1.6 m/s each: rebuilt, the contact created"
+    );
+}

@@ -11,9 +11,20 @@
 //! bodies can meet within the step). Contacts closed at position level are never removed
 //! while they are within the threshold, so a removed element carries no history worth keeping.
 //!
-//! Broad phase: an R*-tree of the sphere centres (`rstar`, bulk-loaded per step) queried with
-//! each sphere's reach, so a model of `N` spheres costs `O(N log N)` per step instead of the
-//! `N²/2` candidate pairs. Planes are checked against every member (their count is small).
+//! Broad phase: a list of candidate sphere pairs kept between steps (a Verlet list): the pairs
+//! whose centres were within `r_a + r_b + c` when it was built, from an R*-tree of the centres
+//! (`rstar`, bulk-loaded) queried with each sphere's reach, so a model of `N` spheres costs
+//! `O(N log N)` per build instead of the `N²/2` pairs. The collection distance `c` is the
+//! largest keeping threshold at the build, `2 margin + 8h max|v|`, plus a skin of half the
+//! smallest radius. A pair outside the list is still farther than `c` minus what its two
+//! spheres moved since, so the list holds every pair that can qualify while
+//! `2 max|x − x_build| + 2 margin + 8h max|v| ≤ c` (with a round-off allowance of 1e-9 of
+//! `c + r_max`); otherwise, or when `c` exceeds twice the current `2 margin + 8h max|v|` plus
+//! skin (a burst of speed has passed), it is rebuilt first. One fast sphere sets
+//! `max|v|` for every pair, so its presence enlarges every pair's reach. Each step
+//! then tests only the listed pairs, with the same gaps and thresholds: the same contacts as a
+//! full search, found without it while the spheres stay within the skin (a resting pile, most
+//! steps of a granular run). Planes are checked against every member (their count is small).
 //! Two groups may share members, e.g. ball–ball with one law and ball–cloth with another.
 
 use super::plane::PlaneContact;
@@ -65,7 +76,27 @@ pub struct ContactGroup {
     removed: usize,
     /// [`ContactGroup::validate`] passed (checked at the first update).
     validated: bool,
+    /// The candidate sphere pairs (module docs).
+    candidates: Candidates,
 }
+
+/// The candidate sphere pairs of a group (module docs: the Verlet list).
+#[derive(Clone, Debug, Default)]
+struct Candidates {
+    /// Member centres \[m\] at the build; empty: not built.
+    x_build: Vec<Vector3<f64>>,
+    /// Collection distance `c` \[m\] beyond `r_a + r_b`.
+    reach: f64,
+    /// The pairs `(i, j)`, `i < j`, ascending.
+    pairs: Vec<(u32, u32)>,
+    /// Builds so far.
+    builds: usize,
+}
+
+/// Skin of the candidate list as a fraction of the smallest member radius: how far the
+/// spheres may move (together with the growth of the velocity terms) before the list is
+/// rebuilt. (A group of very different radii therefore rebuilds more often.)
+pub const SKIN_FRACTION: f64 = 0.5;
 
 /// Default detection margin as a fraction of the smallest member radius.
 pub const DEFAULT_MARGIN_FRACTION: f64 = 0.05;
@@ -86,6 +117,7 @@ impl ContactGroup {
             created: 0,
             removed: 0,
             validated: false,
+            candidates: Candidates::default(),
         }
     }
 
@@ -179,6 +211,11 @@ impl ContactGroup {
         (self.created, self.removed)
     }
 
+    /// Builds of the candidate pair list so far (module docs).
+    pub fn candidate_builds(&self) -> usize {
+        self.candidates.builds
+    }
+
     /// Check the data against `model` (members are distinct frame nodes of the model, radii
     /// and margin valid, law in range); errors name the group and the parameter.
     pub fn validate(&self, model: &Model) -> Result<(), BuildError> {
@@ -264,56 +301,85 @@ impl ContactGroup {
     }
 
     /// The pairs that should have a contact element at the node states `nodes`, before a step
-    /// of size `h` (module docs: creation and keeping thresholds).
-    fn wanted(&self, h: f64, nodes: &[NodeState]) -> Vec<Pair> {
+    /// of size `h` (module docs: creation and keeping thresholds), ascending.
+    fn wanted(&mut self, h: f64, nodes: &[NodeState]) -> Vec<Pair> {
         let margin = self.margin_value();
         let speed = |i: usize| nodes[self.members[i].0.index()].v.norm();
         let centre = |i: usize| nodes[self.members[i].0.index()].x;
-        let threshold = |pair: Pair, reach: f64| {
-            if self.contacts.contains_key(&pair) {
-                2.0 * margin + 4.0 * h * reach
-            } else {
-                margin + 2.0 * h * reach
-            }
-        };
-        let mut out = Vec::new();
         let n = self.members.len();
+        let mut out = Vec::new();
         if self.self_contact && n > 1 {
-            let points: Vec<GeomWithData<[f64; 3], usize>> = (0..n)
-                .map(|i| GeomWithData::new(centre(i).into(), i))
-                .collect();
-            let tree = RTree::bulk_load(points);
+            // The largest threshold any pair can have now: 2 margin + 4h(|v_a| + |v_b|).
+            // Largest of non-negative values, a NaN kept (it forces a rebuild below).
+            let largest = |m: f64, x: f64| if x > m || x.is_nan() { x } else { m };
+            let v_max = (0..n).map(speed).fold(0.0, largest);
+            let bound = 2.0 * margin + 8.0 * h * v_max;
+            let list = &self.candidates;
+            let moved = if list.x_build.len() == n {
+                (0..n)
+                    .map(|i| (centre(i) - list.x_build[i]).norm())
+                    .fold(0.0, largest)
+            } else {
+                f64::INFINITY
+            };
             let r_max = self.members.iter().map(|m| m.1).fold(0.0, f64::max);
-            let v_max = (0..n).map(speed).fold(0.0, f64::max);
-            for i in 0..n {
-                let (r_i, v_i) = (self.members[i].1, speed(i));
-                // Reach of sphere i: no partner can be farther than this and still qualify.
-                let reach = r_i + r_max + 2.0 * margin + 4.0 * h * (v_i + v_max);
-                let x_i: [f64; 3] = centre(i).into();
-                for other in tree.locate_within_distance(x_i, reach * reach) {
-                    let j = other.data;
-                    if j <= i {
-                        continue;
-                    }
-                    let pair = Pair::Spheres(i as u32, j as u32);
-                    let gap = (centre(i) - centre(j)).norm() - r_i - self.members[j].1;
-                    if gap < threshold(pair, v_i + speed(j)) {
-                        out.push(pair);
-                    }
-                }
+            let r_min = self
+                .members
+                .iter()
+                .map(|m| m.1)
+                .fold(f64::INFINITY, f64::min);
+            let skin = SKIN_FRACTION * r_min;
+            // Round-off allowance of the distances compared.
+            let slack = 1e-9 * (r_max + list.reach);
+            // The list holds every pair that can qualify; and it is not more than twice as
+            // large as now needed (after a burst of speed has passed). Not `>`: NaN rebuilds.
+            let holds =
+                2.0 * moved + bound + slack <= list.reach && list.reach <= 2.0 * (bound + skin);
+            if !holds {
+                build_candidates(&mut self.candidates, &self.members, bound + skin, nodes);
             }
-        }
-        for i in 0..n {
-            for (p, plane) in self.planes.iter().enumerate() {
-                let normal = plane.normal.normalize();
-                let gap = normal.dot(&(centre(i) - plane.point)) - self.members[i].1;
-                let pair = Pair::Plane(i as u32, p as u32);
-                if gap < threshold(pair, speed(i)) {
+            // The listed pairs (ascending, as the group's contacts: one walk over both).
+            let mut have = self.contacts.keys().peekable();
+            for &(i, j) in &self.candidates.pairs {
+                let pair = Pair::Spheres(i, j);
+                while have.next_if(|p| **p < pair).is_some() {}
+                let exists = have.peek() == Some(&&pair);
+                let (i, j) = (i as usize, j as usize);
+                let gap = (centre(i) - centre(j)).norm() - self.members[i].1 - self.members[j].1;
+                let reach = speed(i) + speed(j);
+                let threshold = if exists {
+                    2.0 * margin + 4.0 * h * reach
+                } else {
+                    margin + 2.0 * h * reach
+                };
+                if gap < threshold {
                     out.push(pair);
                 }
             }
         }
-        out.sort_unstable();
+        // Member–plane pairs in ascending order, walked with the group's plane contacts.
+        let mut have = self
+            .contacts
+            .range(Pair::Plane(0, 0)..)
+            .map(|(p, _)| p)
+            .peekable();
+        let normals: Vec<Vector3<f64>> = self.planes.iter().map(|p| p.normal.normalize()).collect();
+        for i in 0..n {
+            for (p, (plane, normal)) in self.planes.iter().zip(&normals).enumerate() {
+                let gap = normal.dot(&(centre(i) - plane.point)) - self.members[i].1;
+                let pair = Pair::Plane(i as u32, p as u32);
+                while have.next_if(|q| **q < pair).is_some() {}
+                let threshold = if have.peek() == Some(&&pair) {
+                    2.0 * margin + 4.0 * h * speed(i)
+                } else {
+                    margin + 2.0 * h * speed(i)
+                };
+                if gap < threshold {
+                    out.push(pair);
+                }
+            }
+        }
+        // Ascending already: the sphere pairs in order, then the plane pairs in order.
         out
     }
 
@@ -358,6 +424,41 @@ impl ContactGroup {
             }
         }
     }
+}
+
+/// Rebuild `list` for the spheres `members` (node, radius) at `nodes`: every pair whose centres
+/// are within `r_a + r_b + reach`, found with an R*-tree of the centres queried with each
+/// sphere's radius plus the largest radius plus `reach` (module docs).
+fn build_candidates(
+    list: &mut Candidates,
+    members: &[(NodeId, f64)],
+    reach: f64,
+    nodes: &[NodeState],
+) {
+    let centre = |i: usize| nodes[members[i].0.index()].x;
+    let n = members.len();
+    let points: Vec<GeomWithData<[f64; 3], usize>> = (0..n)
+        .map(|i| GeomWithData::new(centre(i).into(), i))
+        .collect();
+    let tree = RTree::bulk_load(points);
+    let r_max = members.iter().map(|m| m.1).fold(0.0, f64::max);
+    list.pairs.clear();
+    for i in 0..n {
+        let r_i = members[i].1;
+        let query = r_i + r_max + reach;
+        let x_i: [f64; 3] = centre(i).into();
+        for other in tree.locate_within_distance(x_i, query * query) {
+            let j = other.data;
+            if j > i && (centre(i) - centre(j)).norm() < r_i + members[j].1 + reach {
+                list.pairs.push((i as u32, j as u32));
+            }
+        }
+    }
+    list.pairs.sort_unstable();
+    list.x_build.clear();
+    list.x_build.extend((0..n).map(centre));
+    list.reach = reach;
+    list.builds += 1;
 }
 
 enum ContactKind {
