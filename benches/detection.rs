@@ -1,9 +1,13 @@
-//! Cost of the run-time contact detection (`ContactGroup`, R*-tree broad phase) against the
-//! number of spheres: `N` spheres of radius 0.05 m on a jittered cubic lattice (spacing 0.11 m,
-//! so neighbours are within the margin now and then), a floor and four walls, as in the
-//! granular column. Times the update that creates the contacts and the steady-state update
-//! (same states: tree build, queries, no change), and prints one JSON line per `N` with the
-//! exponent of the steady-state cost between consecutive sizes.
+//! Cost of the run-time contact detection (`ContactGroup`: candidate pairs kept between updates,
+//! rebuilt from an R*-tree when the spheres have moved) against the number of spheres: `N`
+//! spheres of radius 0.05 m on a jittered cubic lattice (spacing 0.11 m, so neighbours are
+//! within the margin now and then), a floor and four walls, as in the granular column. Times
+//! the update that creates the contacts, the steady-state update (same states: the candidate
+//! list reused, no change) and an update that rebuilds the list (every sphere moved by 3 cm,
+//! alternately there and back, in a group of the same spheres without the box: the list's
+//! tree, queries and pair tests, no contact created or removed),
+//! and prints one JSON line per `N` with the exponents of the steady-state and rebuilding
+//! costs between consecutive sizes.
 //!
 //! Run: `cargo bench --bench detection -- [N ...]` (default 1000 10000).
 
@@ -25,7 +29,7 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![1000, 10000];
     }
-    let mut previous: Option<(usize, f64)> = None;
+    let mut previous: Option<(usize, f64, f64)> = None;
     for n in sizes {
         let nx = ((n as f64).cbrt() - 1e-9).ceil() as usize;
         let side = nx as f64 * SPACING + 0.02;
@@ -61,17 +65,60 @@ fn main() {
             group.update(&mut model, 0.0, 1e-3, &states).unwrap();
         }
         let steady = t1.elapsed().as_secs_f64() / reps as f64;
-        let exponent = previous
-            .map(|(n0, s0)| format!("{:.3}", (steady / s0).ln() / (n as f64 / n0 as f64).ln()))
-            .unwrap_or_else(|| "null".into());
+        assert_eq!(
+            group.candidate_builds(),
+            1,
+            "the steady updates keep the list"
+        );
+        // Every sphere 3 cm along x and back, beyond the list's skin at each update, for the
+        // same spheres without the box on a model of their own: the sphere pairs move
+        // together, so the updates rebuild the list and change no contact.
+        let moved: Vec<NodeState> = states
+            .iter()
+            .map(|s| NodeState {
+                x: s.x + Vector3::new(0.03, 0.0, 0.0),
+                ..*s
+            })
+            .collect();
+        let mut free_model = Model::new();
+        for d in model.nodes() {
+            free_model.add_node(d.clone()).unwrap();
+        }
+        let mut free = ContactGroup::new("free")
+            .spheres(&ids, R)
+            .friction(0.3)
+            .margin(0.005);
+        free.update(&mut free_model, 0.0, 1e-3, &states).unwrap();
+        let (builds, churn) = (free.candidate_builds(), free.churn());
+        let t2 = Instant::now();
+        for k in 0..reps {
+            let at = if k % 2 == 0 { &moved } else { &states };
+            free.update(&mut free_model, 0.0, 1e-3, at).unwrap();
+        }
+        let rebuild = t2.elapsed().as_secs_f64() / reps as f64;
+        assert_eq!(
+            free.candidate_builds(),
+            builds + reps,
+            "every moved update rebuilds"
+        );
+        assert_eq!(free.churn(), churn, "the moves change no contact");
+        let exponent = |now: f64, before: Option<(usize, f64)>| {
+            before
+                .map(|(n0, s0)| format!("{:.3}", (now / s0).ln() / (n as f64 / n0 as f64).ln()))
+                .unwrap_or_else(|| "null".into())
+        };
         println!(
             "{{\"case\": \"detection\", \"N\": {n}, \"contacts\": {}, \"create_ms\": {:.3}, \
-             \"update_ms\": {:.4}, \"update_us_per_sphere\": {:.4}, \"exponent\": {exponent}}}",
+             \"update_ms\": {:.4}, \"update_us_per_sphere\": {:.4}, \"exponent\": {}, \
+             \"rebuild_ms\": {:.4}, \"rebuild_exponent\": {}}}",
             group.contact_count(),
             1e3 * create,
             1e3 * steady,
             1e6 * steady / n as f64,
+            exponent(steady, previous.map(|p| (p.0, p.1))),
+            1e3 * rebuild,
+            exponent(rebuild, previous.map(|p| (p.0, p.2))),
         );
-        previous = Some((n, steady));
+        previous = Some((n, steady, rebuild));
     }
 }
