@@ -454,51 +454,32 @@ fn candidate_list_finds_exactly_the_pairs_of_a_full_search() {
         }
         group.update(&mut model, 0.0, h, &states).unwrap();
         let speed = |i: usize| states[ids[i].index()].v.norm();
-        let mut wanted = BTreeSet::new();
-        for i in 0..n {
-            for j in i + 1..n {
-                let gap = (states[ids[i].index()].x - states[ids[j].index()].x).norm()
-                    - radii[i]
-                    - radii[j];
-                let reach = speed(i) + speed(j);
-                let threshold = if expected.contains(&(i, j)) {
-                    2.0 * margin + 4.0 * h * reach
-                } else {
-                    margin + 2.0 * h * reach
-                };
-                if gap < threshold {
-                    wanted.insert((i, j));
-                }
-            }
-        }
-        for i in 0..n {
-            for (p, (point, normal)) in planes.iter().enumerate() {
-                let gap = normal.dot(&(states[ids[i].index()].x - point)) - radii[i];
-                let threshold = if expected.contains(&(i, n + p)) {
-                    2.0 * margin + 4.0 * h * speed(i)
-                } else {
-                    margin + 2.0 * h * speed(i)
-                };
-                if gap < threshold {
-                    wanted.insert((i, n + p));
-                }
-            }
-        }
-        // Pairs the keeping threshold alone holds (the hysteresis at work).
-        kept_only += wanted
-            .iter()
-            .filter(|&&(i, j)| {
-                let (x_i, v_i) = (states[ids[i].index()].x, speed(i));
-                let (gap, reach) = if j < n {
-                    let x_j = states[ids[j].index()].x;
-                    ((x_i - x_j).norm() - radii[i] - radii[j], v_i + speed(j))
-                } else {
-                    let (point, normal) = planes[j - n];
-                    (normal.dot(&(x_i - point)) - radii[i], v_i)
-                };
-                gap >= margin + 2.0 * h * reach
+        let x = |i: usize| states[ids[i].index()].x;
+        let radii = &radii;
+        // Every sphere pair and sphere–plane pair (key, gap, the speeds' sum).
+        let sphere_pairs = (0..n).flat_map(|i| {
+            (i + 1..n).map(move |j| {
+                let gap = (x(i) - x(j)).norm() - radii[i] - radii[j];
+                ((i, j), gap, speed(i) + speed(j))
             })
-            .count();
+        });
+        let plane_pairs = (0..n).flat_map(|i| {
+            let planes = &planes;
+            planes.iter().enumerate().map(move |(p, (point, normal))| {
+                ((i, n + p), normal.dot(&(x(i) - point)) - radii[i], speed(i))
+            })
+        });
+        let mut wanted = BTreeSet::new();
+        for (key, gap, reach) in sphere_pairs.chain(plane_pairs) {
+            let create = margin + 2.0 * h * reach;
+            let keep = 2.0 * margin + 4.0 * h * reach;
+            let held = expected.contains(&key);
+            if gap < if held { keep } else { create } {
+                wanted.insert(key);
+                // Held by the keeping threshold alone (the hysteresis at work).
+                kept_only += usize::from(gap >= create);
+            }
+        }
         expected = wanted;
         let found: BTreeSet<(usize, usize)> = model
             .element_names()

@@ -40,6 +40,7 @@ use saltus_core::{
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::iter::Peekable;
 
 /// A fixed plane of a group: a point \[m\] and the unit normal pointing to the admissible side.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -306,13 +307,21 @@ impl ContactGroup {
         let margin = self.margin_value();
         let speed = |i: usize| nodes[self.members[i].0.index()].v.norm();
         let centre = |i: usize| nodes[self.members[i].0.index()].x;
+        // Keeping threshold of a pair the group has, creation threshold of a new one.
+        let threshold = |held: bool, reach: f64| {
+            if held {
+                2.0 * margin + 4.0 * h * reach
+            } else {
+                margin + 2.0 * h * reach
+            }
+        };
         let n = self.members.len();
         let mut out = Vec::new();
         if self.self_contact && n > 1 {
-            // The largest threshold any pair can have now: 2 margin + 4h(|v_a| + |v_b|).
             // Largest of non-negative values, a NaN kept (it forces a rebuild below).
             let largest = |m: f64, x: f64| if x > m || x.is_nan() { x } else { m };
             let v_max = (0..n).map(speed).fold(0.0, largest);
+            // The largest threshold any pair can have now: 2 margin + 4h(|v_a| + |v_b|).
             let bound = 2.0 * margin + 8.0 * h * v_max;
             let list = &self.candidates;
             let moved = if list.x_build.len() == n {
@@ -342,17 +351,10 @@ impl ContactGroup {
             let mut have = self.contacts.keys().peekable();
             for &(i, j) in &self.candidates.pairs {
                 let pair = Pair::Spheres(i, j);
-                while have.next_if(|p| **p < pair).is_some() {}
-                let exists = have.peek() == Some(&&pair);
+                let held = walk_to(&mut have, pair);
                 let (i, j) = (i as usize, j as usize);
                 let gap = (centre(i) - centre(j)).norm() - self.members[i].1 - self.members[j].1;
-                let reach = speed(i) + speed(j);
-                let threshold = if exists {
-                    2.0 * margin + 4.0 * h * reach
-                } else {
-                    margin + 2.0 * h * reach
-                };
-                if gap < threshold {
+                if gap < threshold(held, speed(i) + speed(j)) {
                     out.push(pair);
                 }
             }
@@ -368,13 +370,7 @@ impl ContactGroup {
             for (p, (plane, normal)) in self.planes.iter().zip(&normals).enumerate() {
                 let gap = normal.dot(&(centre(i) - plane.point)) - self.members[i].1;
                 let pair = Pair::Plane(i as u32, p as u32);
-                while have.next_if(|q| **q < pair).is_some() {}
-                let threshold = if have.peek() == Some(&&pair) {
-                    2.0 * margin + 4.0 * h * speed(i)
-                } else {
-                    margin + 2.0 * h * speed(i)
-                };
-                if gap < threshold {
+                if gap < threshold(walk_to(&mut have, pair), speed(i)) {
                     out.push(pair);
                 }
             }
@@ -424,6 +420,13 @@ impl ContactGroup {
             }
         }
     }
+}
+
+/// Whether `pair` is among the pairs `have` yields in ascending order, advancing it past the
+/// smaller ones: queries in ascending order walk both lists once.
+fn walk_to<'p>(have: &mut Peekable<impl Iterator<Item = &'p Pair>>, pair: Pair) -> bool {
+    while have.next_if(|p| **p < pair).is_some() {}
+    have.peek() == Some(&&pair)
 }
 
 /// Rebuild `list` for the spheres `members` (node, radius) at `nodes`: every pair whose centres
