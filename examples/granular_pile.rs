@@ -24,7 +24,7 @@
 //! many sweeps), the number of contacts, the largest penetration between spheres and walls
 //! (zero to the solver tolerance) and how fast the spheres still move.
 //!
-//! Run: `cargo run --release --example granular_pile` (about 2 s; writes
+//! Run: `cargo run --release --example granular_pile` (under a second; writes
 //! `out/granular_pile.h5` with every contact of every step in `/contacts`).
 
 use saltus::core::fd::Rng;

@@ -253,6 +253,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
             ImpactMode::Sequence => Some(ImpactSequence {
                 tolerance: sim.impact_tolerance,
                 max_problems: sim.max_impact_problems,
+                persistent_steps: sim.persistent_steps,
             }),
             ImpactMode::Simultaneous => None,
         },

@@ -45,18 +45,24 @@ fn built_in_default_model_parses() {
     assert_eq!(file.model.nodes().len(), 4);
 }
 
-/// `[simulation] impacts`, `impact_tolerance`, `max_impact_problems`: the model-file defaults
+/// `[simulation] impacts`, `impact_tolerance`, `max_impact_problems`, `persistent_steps`: the
+/// model-file defaults
 /// are the solver's, each value reaches the solver, bad values are refused by name.
 #[test]
 fn impact_settings_reach_the_solver() {
     use saltus::io::model_file::{
         ImpactMode, SimulationSettings, DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS,
+        DEFAULT_PERSISTENT_STEPS,
     };
     use saltus::solvers::{ImpactSequence, DEFAULT_IMPACT_TOLERANCE as TOL};
     assert_eq!(DEFAULT_IMPACT_TOLERANCE, TOL);
     assert_eq!(
         DEFAULT_MAX_IMPACT_PROBLEMS,
         saltus::solvers::DEFAULT_MAX_IMPACT_PROBLEMS
+    );
+    assert_eq!(
+        DEFAULT_PERSISTENT_STEPS,
+        saltus::solvers::DEFAULT_PERSISTENT_STEPS
     );
     let options =
         |sim: SimulationSettings| saltus::driver::nsga_options(&sim, &Default::default()).impacts;
@@ -67,13 +73,15 @@ fn impact_settings_reach_the_solver() {
     let custom = SimulationSettings {
         impact_tolerance: 1e-4,
         max_impact_problems: 7,
+        persistent_steps: 3,
         ..Default::default()
     };
     assert_eq!(
         options(custom),
         Some(ImpactSequence {
             tolerance: 1e-4,
-            max_problems: 7
+            max_problems: 7,
+            persistent_steps: 3,
         })
     );
     let simultaneous = SimulationSettings {
@@ -86,6 +94,12 @@ fn impact_settings_reach_the_solver() {
     let text = format!("[simulation]\nimpacts = \"simultaneous\"\nimpact_tolerance = 1e-5\n{node}");
     let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
     assert_eq!(file.simulation.impacts, ImpactMode::Simultaneous);
+    let text = format!("[simulation]\npersistent_steps = 0\n{node}");
+    let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
+    assert_eq!(file.simulation.persistent_steps, 0);
+    let bad = format!("[simulation]\npersistent_steps = -1\n{node}");
+    let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
+    assert!(err.to_string().contains("persistent_steps"), "{err}");
     let bad = format!("[simulation]\nimpact_tolerance = -1.0\n{node}");
     let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
     assert!(err.to_string().contains("impact_tolerance"), "{err}");

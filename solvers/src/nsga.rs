@@ -9,7 +9,8 @@ mod summary;
 
 pub use options::{
     Coefficients, ContactSolver, ImpactSequence, NsgaOptions, SmoothStart,
-    DEFAULT_IMPACT_TOLERANCE, DEFAULT_JACOBIAN_REUSE, DEFAULT_MAX_IMPACT_PROBLEMS, MAX_STEPS,
+    DEFAULT_IMPACT_TOLERANCE, DEFAULT_JACOBIAN_REUSE, DEFAULT_MAX_IMPACT_PROBLEMS,
+    DEFAULT_PERSISTENT_STEPS, MAX_STEPS,
 };
 pub use summary::RunSummary;
 

@@ -166,13 +166,33 @@ pub struct ContactHistory {
     pub closed: bool,
     /// Converged statuses: position sliding, velocity sliding, rolling, spinning.
     pub status: [Status; 4],
-    /// The contact carried a normal impulse in the last converged velocity stage (`σ_N > 0`):
-    /// a persistent, loaded contact. Kept until the next velocity stage converges.
-    pub loaded: bool,
+    /// Converged velocity stages since the contact last carried a normal impulse (`σ_N > 0`):
+    /// `Some(0)` when it carried one in the last, `Some(k)` when `k` stages ago (saturating),
+    /// `None` when never (a new contact). Open and closed stages count alike: in a resting
+    /// pile a contact's position status flickers with gaps at the tolerance.
+    /// ([`ContactHistory::record_load`].)
+    pub since_load: Option<u32>,
     /// Last converged multipliers of the position stage (`ν_N, ν_T`) and of the velocity stage
     /// (`Λ_N, Λ_T`, then `χ_N, χ_T` with couples), with the scale `κ` and step size `h` they
     /// were computed with: the start point of the next solve ([`WarmStart`]).
     pub last: [WarmStart; 2],
+}
+
+impl ContactHistory {
+    /// The contact carried a normal impulse in the last converged velocity stage.
+    pub fn loaded(&self) -> bool {
+        self.since_load == Some(0)
+    }
+
+    /// Record whether a converged velocity stage found the contact loaded (`σ_N > 0`; an
+    /// open contact is not).
+    pub fn record_load(&mut self, loaded: bool) {
+        self.since_load = if loaded {
+            Some(0)
+        } else {
+            self.since_load.map(|k| k.saturating_add(1))
+        };
+    }
 }
 
 /// Converged multipliers of one level kept as the next step's starting guess: a persistent
@@ -414,5 +434,33 @@ mod warm_start_tests {
         let mut long = [9.0; 6];
         w.recall(4.0, 1e-3, 1, &mut long);
         assert_eq!(long, [1.0, -2.0, 0.5, 0.0, 0.0, 0.0]);
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::ContactHistory;
+
+    /// The count of steps since the last load, open or closed alike; `None` until one.
+    #[test]
+    fn since_load_counts_the_steps_from_the_last_load() {
+        let mut h = ContactHistory::default();
+        assert_eq!(h.since_load, None);
+        h.record_load(false);
+        assert_eq!(h.since_load, None, "never loaded");
+        h.record_load(true);
+        assert!(h.loaded());
+        // Open or closed alike: the count goes on until the next load.
+        h.closed = true;
+        h.record_load(false);
+        h.closed = false;
+        h.record_load(false);
+        assert_eq!(h.since_load, Some(2));
+        assert!(!h.loaded());
+        h.record_load(true);
+        assert_eq!(h.since_load, Some(0));
+        h.since_load = Some(u32::MAX);
+        h.record_load(false);
+        assert_eq!(h.since_load, Some(u32::MAX), "saturates");
     }
 }

@@ -401,7 +401,7 @@ pub fn contact_level_converged(
                 history.closed = closed;
                 history.status = [Status::Gap; 4];
             }
-            Level::Velocity => history.loaded = history.closed && closed,
+            Level::Velocity => history.record_load(history.closed && closed),
             _ => return,
         }
         let slot = usize::from(cx.level == Level::Velocity);
@@ -431,12 +431,12 @@ pub fn contact_level_converged(
                 };
             }
         }
-        Level::Velocity if !history.closed => history.loaded = false,
+        Level::Velocity if !history.closed => history.record_load(false),
         Level::Velocity => {
             let layout = Layout::new(s.kinds);
             let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
             let sigma_n = gaps.zeta_n(sc, m.lambda_n);
-            history.loaded = sigma_n > 0.0;
+            history.record_load(sigma_n > 0.0);
             if sigma_n > 0.0 {
                 let st = |radius: f64, eta: f64| {
                     if radius > 0.0 && eta < radius * sigma_n {

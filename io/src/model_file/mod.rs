@@ -150,6 +150,11 @@ pub struct SimulationSettings {
     /// Safety cap on the impact problems of one step [-]. Default
     /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
     pub max_impact_problems: usize,
+    /// Steps [-] for which a contact that carried a normal impulse stays persistent: while
+    /// closed it takes part in every impact problem, approaching or not (`0`: only the
+    /// approaching contacts and the plastic ones that acted in the step). Default
+    /// [`DEFAULT_PERSISTENT_STEPS`].
+    pub persistent_steps: u32,
     /// Start each contact's position and velocity solves from its last converged multipliers
     /// (default `true`; `false` starts from zero, e.g. to compare iteration counts with the
     /// thesis). The converged results do not depend on it.
@@ -196,6 +201,10 @@ pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
 /// `saltus_solvers::nsga::DEFAULT_MAX_IMPACT_PROBLEMS`).
 pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
+/// Default of [`SimulationSettings::persistent_steps`] (the solver's,
+/// `saltus_solvers::nsga::DEFAULT_PERSISTENT_STEPS`; `tests/models.rs` checks they agree).
+pub const DEFAULT_PERSISTENT_STEPS: u32 = 10;
+
 /// Default of [`SimulationSettings::jacobian_reuse`]: the solver's default modified Newton
 /// factor (`saltus_solvers::nsga::DEFAULT_JACOBIAN_REUSE`; `tests/models.rs` checks they agree).
 pub const DEFAULT_JACOBIAN_REUSE: f64 = 0.25;
@@ -216,6 +225,7 @@ impl Default for SimulationSettings {
             impacts: ImpactMode::Sequence,
             impact_tolerance: DEFAULT_IMPACT_TOLERANCE,
             max_impact_problems: DEFAULT_MAX_IMPACT_PROBLEMS,
+            persistent_steps: DEFAULT_PERSISTENT_STEPS,
             warm_start: true,
             contact_fallback: true,
             contact_solver: ContactSolverMode::Newton,

@@ -4,6 +4,7 @@
 
 use super::Nsga;
 use crate::error::SolveError;
+use crate::nsga::ImpactSequence;
 use crate::stage::NewtonReport;
 use crate::state::update_velocity_states;
 use saltus_core::contact::{approach_velocity, generalized_impulse};
@@ -41,7 +42,7 @@ impl Nsga {
         let mut problems = 0;
         let mut total = NewtonReport::default();
         loop {
-            let approaching = self.mark_admissible(model, seq.tolerance);
+            let approaching = self.mark_admissible(model, &seq);
             if problems > 0 && approaching == 0 {
                 break;
             }
@@ -166,13 +167,16 @@ impl Nsga {
     /// the contact keeps them so in the later problems. Without it, a resting frictional
     /// network (a granular pile) passes impulses back and forth between two alternating sets
     /// of contacts instead of ending the sequence. Likewise — a second addition — a closed
-    /// contact that carried an impulse in the previous step (`ContactHistory::loaded`: a
-    /// persistent, loaded contact, not an impact) takes part in every problem: otherwise a
-    /// ball squeezed between two loaded races with `e_N > 0` rattles from one to the other
-    /// through an endless sequence. Contacts at rest without load (the balls of a cradle)
-    /// keep the thesis' rule. Only approaching contacts count for the end of the sequence, so
-    /// a step without impacts still solves one problem.
-    fn mark_admissible(&mut self, model: &Model, tol_v: f64) -> usize {
+    /// contact that carried an impulse in one of the last `seq.persistent_steps` steps
+    /// (`ContactHistory::since_load`: a persistent, loaded contact, not an impact) takes part
+    /// in every problem: otherwise a ball squeezed between two loaded races with `e_N > 0`
+    /// rattles from one to the other through an endless sequence, and the contacts of a
+    /// resting pile whose load flickered from one step to the next come back as impacts in
+    /// later problems ([`crate::nsga::DEFAULT_PERSISTENT_STEPS`]). Contacts at rest without
+    /// load (the balls of a cradle) keep the thesis' rule. Only approaching contacts count for
+    /// the end of the sequence, so a step without impacts still solves one problem.
+    fn mark_admissible(&mut self, model: &Model, seq: &ImpactSequence) -> usize {
+        let tol_v = seq.tolerance;
         let mut approaching = 0;
         for (ie, element) in model.elements().iter().enumerate() {
             let Some(c) = element.as_contact() else {
@@ -192,8 +196,11 @@ impl Nsga {
                 let (a, n) = self.velocity.system.mult_range[ie];
                 n > 0 && self.impact_acc[a] > tol_v
             };
-            // A loaded contact (it carried an impulse in the previous step) is persistent.
-            let persistent = c.history.loaded;
+            // Loaded within the last `persistent_steps` steps: a persistent contact.
+            let persistent = c
+                .history
+                .since_load
+                .is_some_and(|k| k < seq.persistent_steps);
             self.velocity
                 .set_admissible(ie, approach || (c.history.closed && (acted || persistent)));
             approaching += usize::from(approach);
