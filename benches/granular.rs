@@ -12,8 +12,10 @@
 //! ms at N = 1 000).
 //!
 //! Run: `cargo bench --bench granular -- [N] [T] [H] [--adaptive] [--simultaneous] [--cold]
-//! [--gauss-seidel] [--tol=X]` (defaults 100 1 1e-3; `--simultaneous`: one velocity problem per
-//! step, no impact sequence; `--cold`: no warm start of the contact multipliers;
+//! [--gauss-seidel] [--tol=X] [--impact-tolerance=V] [--persistent-steps=K]` (defaults 100 1
+//! 1e-3; `--simultaneous`: one velocity problem per step, no impact sequence; the impact
+//! sequence's `tol_v` \[m/s\] and persistent steps default to `ImpactSequence::default()`'s;
+//! `--cold`: no warm start of the contact multipliers;
 //! `--gauss-seidel`: `ContactSolver::GaussSeidel`; `--tol`: Newton tolerance, default 1e-8 —
 //! the peers' NSGS runs at 1e-4).
 
@@ -22,6 +24,7 @@ mod common;
 mod scene;
 use saltus::core::Detector;
 use saltus::prelude::*;
+use saltus::solvers::ImpactSequence;
 use scene::{column, group, mass};
 use std::time::Instant;
 
@@ -45,7 +48,20 @@ fn main() {
         impacts: if std::env::args().any(|a| a == "--simultaneous") {
             None
         } else {
-            NsgaOptions::default().impacts
+            // A flag's value (`--name=value`); one that does not parse is an error.
+            let flag = |name: &str| {
+                std::env::args().find_map(|a| a.strip_prefix(name).map(str::to_string))
+            };
+            let d = ImpactSequence::default();
+            Some(ImpactSequence {
+                tolerance: flag("--impact-tolerance=").map_or(d.tolerance, |v| {
+                    v.parse().expect("--impact-tolerance: a number [m/s]")
+                }),
+                persistent_steps: flag("--persistent-steps=").map_or(d.persistent_steps, |v| {
+                    v.parse().expect("--persistent-steps: a whole number >= 0")
+                }),
+                ..d
+            })
         },
         warm_start: !std::env::args().any(|a| a == "--cold"),
         contact_solver: if std::env::args().any(|a| a == "--gauss-seidel") {

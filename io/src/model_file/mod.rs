@@ -153,7 +153,8 @@ pub struct SimulationSettings {
     /// Steps [-] for which a contact that carried a normal impulse stays persistent: while
     /// closed it takes part in every impact problem, approaching or not (`0`: only the
     /// approaching contacts and the plastic ones that acted in the step). Default
-    /// [`DEFAULT_PERSISTENT_STEPS`].
+    /// [`DEFAULT_PERSISTENT_STEPS`] (the previous step); 10 for granular piles, whose loads
+    /// flicker from step to step (`docs/performance.md`, "Persistent contacts").
     pub persistent_steps: u32,
     /// Start each contact's position and velocity solves from its last converged multipliers
     /// (default `true`; `false` starts from zero, e.g. to compare iteration counts with the
@@ -203,7 +204,7 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
 /// Default of [`SimulationSettings::persistent_steps`] (the solver's,
 /// `saltus_solvers::nsga::DEFAULT_PERSISTENT_STEPS`; `tests/models.rs` checks they agree).
-pub const DEFAULT_PERSISTENT_STEPS: u32 = 10;
+pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
 
 /// Default of [`SimulationSettings::jacobian_reuse`]: the solver's default modified Newton
 /// factor (`saltus_solvers::nsga::DEFAULT_JACOBIAN_REUSE`; `tests/models.rs` checks they agree).

@@ -2,9 +2,9 @@
 //! in turn from the jump reached so far, the admissible contacts of each, the accumulated
 //! impulses, and each contact's pre-impact normal rate for the force recovery.
 
+use super::ImpactSequence;
 use super::Nsga;
 use crate::error::SolveError;
-use crate::nsga::ImpactSequence;
 use crate::stage::NewtonReport;
 use crate::state::update_velocity_states;
 use saltus_core::contact::{approach_velocity, generalized_impulse};
@@ -172,7 +172,8 @@ impl Nsga {
     /// in every problem: otherwise a ball squeezed between two loaded races with `e_N > 0`
     /// rattles from one to the other through an endless sequence, and the contacts of a
     /// resting pile whose load flickered from one step to the next come back as impacts in
-    /// later problems ([`crate::nsga::DEFAULT_PERSISTENT_STEPS`]). Contacts at rest without
+    /// later problems ([`crate::nsga::DEFAULT_PERSISTENT_STEPS`]: an impact's impulse counts
+    /// as a load too, so the default memory is one step). Contacts at rest without
     /// load (the balls of a cradle) keep the thesis' rule. Only approaching contacts count for
     /// the end of the sequence, so a step without impacts still solves one problem.
     fn mark_admissible(&mut self, model: &Model, seq: &ImpactSequence) -> usize {

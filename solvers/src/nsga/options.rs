@@ -175,7 +175,8 @@ pub struct ImpactSequence {
     /// steps (counting every step, the contact open or closed in it) is persistent: it takes
     /// part in every impact problem, approaching or not. `0`: no contact is persistent by its
     /// load (the thesis' admissible set, with the plastic contacts that acted);
-    /// `1`: loaded in the previous step. Default [`DEFAULT_PERSISTENT_STEPS`].
+    /// `1` (default, [`DEFAULT_PERSISTENT_STEPS`]): loaded in the previous step; 10 for
+    /// granular piles.
     pub persistent_steps: u32,
 }
 
@@ -187,18 +188,19 @@ pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
 /// Default [`ImpactSequence::max_problems`]: a chain of `N` touching balls needs `N − 1`.
 pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
-/// Default [`ImpactSequence::persistent_steps`]. In a resting pile the loads of the contacts
-/// flicker from step to step (gaps and impulses at the tolerance: a contact is open at
-/// position level or unloaded in one step and loaded in the next). With the previous step's
-/// load alone (`1`) the contacts that dropped out came back in later problems of the same
-/// step as approaching ones: granular column N = 1 000 to 1 s (tol 1e-4, Gauss–Seidel
-/// first), 2 828 settled velocity problems in 1 000 steps, two or three problems a step in
-/// the settled pile. With 10 steps (10 ms at h = 1e-3): 1 817 settled problems and −17 to
-/// −21 % time per step (`docs/performance.md`, "Persistent contacts"); 3 / 5 / 16 steps:
-/// 2 198 / 1 980 / 1 657. A
-/// contact that approaches takes part whatever its history; the memory adds only closed
-/// contacts that do not approach, which a problem loads only if the others push them.
-pub const DEFAULT_PERSISTENT_STEPS: u32 = 10;
+/// Default [`ImpactSequence::persistent_steps`]: loaded in the previous step. Longer memories
+/// serve resting piles, whose contacts' loads flicker from step to step (gaps and impulses at
+/// the tolerance: a contact is open at position level or unloaded in one step and loaded in
+/// the next) and which, with the previous step alone, come back as approaching contacts in
+/// later problems of the same step: granular column N = 1 000 to 1 s (tol 1e-4,
+/// Gauss–Seidel first), 2 828 settled velocity problems with 1 step, 1 817 and −17 to −21 %
+/// time per step with 10 (`docs/performance.md`, "Persistent contacts"). But an impact's
+/// impulse counts as a load too (and the contacts of a chain it crossed register a small one
+/// in the next step): a second hit on a resting chain within the memory then takes the
+/// chain's contacts into its first problem and shares its impulse along them as
+/// simultaneous impacts do (`tests/newtons_cradle.rs`,
+/// `a_second_hit_soon_after_the_first_is_still_a_cradle`). Hence 1 by default, 10 for piles.
+pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
 
 impl Default for ImpactSequence {
     fn default() -> Self {
