@@ -232,32 +232,8 @@ fn contact_table_records_each_contacts_own_pre_impact_velocity() {
 /// 0.5 m/s, as `simultaneous_impacts_do_not_give_the_cradle`.)
 #[test]
 fn a_second_hit_soon_after_the_first_is_still_a_cradle() {
-    let mut model = Model::new();
     let xs = [-(2.0 * R + 3e-3), 0.0, 2.0 * R, 4.0 * R, 6.0 * R];
-    let vs = [V0, V0, 0.0, 0.0, 0.0];
-    let ids: Vec<_> = xs
-        .iter()
-        .zip(vs)
-        .enumerate()
-        .map(|(i, (&x, v))| {
-            let id = model
-                .add_node(
-                    NodeDef::frame(format!("s{i}"), Vector3::new(x, 0.0, 0.0))
-                        .velocity(Vector3::new(v, 0.0, 0.0)),
-                )
-                .unwrap();
-            model
-                .add_element(format!("m{i}"), RigidBody::sphere(id, M, R).unwrap())
-                .unwrap();
-            id
-        })
-        .collect();
-    for i in 0..4 {
-        let c = SphereContact::spheres(ids[i + 1], ids[i], R, R)
-            .unwrap()
-            .restitution(1.0, 0.0);
-        model.add_element(format!("c{i}"), c).unwrap();
-    }
+    let mut model = bench_models::balls_on_x(&xs, &[V0, V0, 0.0, 0.0, 0.0], M, R, 1.0);
     let t_end = 10e-3;
     let opts = NsgaOptions {
         t_end,

@@ -45,11 +45,20 @@ pub fn balls(n: usize) -> Model {
 /// frictionless sphere–sphere contacts with restitution `e` between neighbours (the
 /// benchmark case (b) of `../shared/bench-peers`: m = 1, r = 0.1, lead = 0.05).
 pub fn cradle(n: usize, m: f64, r: f64, gap: f64, lead: f64, e: f64) -> Model {
+    let xs: Vec<f64> = (0..n)
+        .map(|i| i as f64 * (2.0 * r + gap) - if i == 0 { lead } else { 0.0 })
+        .collect();
+    let vs: Vec<f64> = (0..n).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
+    balls_on_x(&xs, &vs, m, r, e)
+}
+
+/// Spheres (mass `m` \[kg\], radius `r` \[m\]) on the x axis at `xs` \[m\] moving at `vs`
+/// \[m/s\] along x (nodes `s{i}`, bodies `m{i}`), frictionless sphere–sphere contacts `c{i}`
+/// with restitution `e` between neighbours.
+pub fn balls_on_x(xs: &[f64], vs: &[f64], m: f64, r: f64, e: f64) -> Model {
     let mut model = Model::new();
     let mut ids = Vec::new();
-    for i in 0..n {
-        let x = i as f64 * (2.0 * r + gap) - if i == 0 { lead } else { 0.0 };
-        let v = if i == 0 { 1.0 } else { 0.0 };
+    for (i, (&x, &v)) in xs.iter().zip(vs).enumerate() {
         let id = model
             .add_node(
                 NodeDef::frame(format!("s{i}"), Vector3::new(x, 0.0, 0.0))
@@ -61,7 +70,7 @@ pub fn cradle(n: usize, m: f64, r: f64, gap: f64, lead: f64, e: f64) -> Model {
             .unwrap();
         ids.push(id);
     }
-    for i in 0..n - 1 {
+    for i in 0..ids.len().saturating_sub(1) {
         let c = SphereContact::spheres(ids[i + 1], ids[i], r, r)
             .unwrap()
             .restitution(e, 0.0);
