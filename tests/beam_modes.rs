@@ -113,6 +113,7 @@ fn stiffness_and_mass(model: &Model) -> (DMatrix<f64>, DMatrix<f64>) {
         inertia: InertiaTerm::None,
         force_difference: false,
         load_factor: 1.0,
+        load_tolerance: 0.0,
     };
     let r = stage.assemble(model, &mut state, &base, 0, None).unwrap();
     // Stress-free initial configuration: the residual vanishes to round-off.

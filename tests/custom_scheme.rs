@@ -64,6 +64,7 @@ impl SymplecticEuler {
             inertia: InertiaTerm::Increment,
             force_difference: false,
             load_factor: 1.0,
+            load_tolerance: 0.0,
         }
     }
 

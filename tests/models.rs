@@ -52,9 +52,10 @@ fn built_in_default_model_parses() {
 fn impact_settings_reach_the_solver() {
     use saltus::io::model_file::{
         ImpactMode, SimulationSettings, DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS,
-        DEFAULT_PERSISTENT_STEPS,
+        DEFAULT_PERSISTENT_STEPS, MAX_PERSISTENT_STEPS,
     };
     use saltus::solvers::{ImpactSequence, DEFAULT_IMPACT_TOLERANCE as TOL};
+    assert_eq!(MAX_PERSISTENT_STEPS, saltus::solvers::MAX_PERSISTENT_STEPS);
     assert_eq!(DEFAULT_IMPACT_TOLERANCE, TOL);
     assert_eq!(
         DEFAULT_MAX_IMPACT_PROBLEMS,
@@ -97,9 +98,14 @@ fn impact_settings_reach_the_solver() {
     let text = format!("[simulation]\npersistent_steps = 0\n{node}");
     let file = saltus::io::parse_str(&text, saltus::io::Format::Toml, "m.toml").unwrap();
     assert_eq!(file.simulation.persistent_steps, 0);
-    let bad = format!("[simulation]\npersistent_steps = -1\n{node}");
-    let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
-    assert!(err.to_string().contains("persistent_steps"), "{err}");
+    for value in ["-1", "33"] {
+        let bad = format!("[simulation]\npersistent_steps = {value}\n{node}");
+        let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
+        assert!(
+            err.to_string().contains("persistent_steps"),
+            "{value}: {err}"
+        );
+    }
     let bad = format!("[simulation]\nimpact_tolerance = -1.0\n{node}");
     let err = saltus::io::parse_str(&bad, saltus::io::Format::Toml, "m.toml").unwrap_err();
     assert!(err.to_string().contains("impact_tolerance"), "{err}");

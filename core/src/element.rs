@@ -145,6 +145,11 @@ pub struct StepCx {
     pub force_difference: bool,
     /// Factor on external loads and gravity: 1 in dynamics, the load step in statics.
     pub load_factor: f64,
+    /// Velocity level: the normal multiplier `λ_N` (the level's units; NSGA's `κ = m` makes
+    /// them velocities, m/s) at or below which a converged contact counts as carrying no load
+    /// ([`crate::contact::ContactHistory::record_load`]; NSGA's impact tolerance `tol_v`,
+    /// `nsga.md` §9). 0 elsewhere.
+    pub load_tolerance: f64,
 }
 
 /// The inertia term a stage assembles (see [`crate::stage`]).

@@ -457,5 +457,6 @@ pub fn test_cx(level: Level) -> StepCx {
         force_difference,
         // A load factor ≠ 1 at the static level catches loads that ignore it.
         load_factor: if level == Level::Static { 0.37 } else { 1.0 },
+        load_tolerance: 0.0,
     }
 }

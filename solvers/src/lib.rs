@@ -12,7 +12,8 @@ pub mod statics;
 pub use error::SolveError;
 pub use nsga::{
     Coefficients, ContactSolver, ImpactSequence, Nsga, NsgaOptions, RunSummary, SmoothStart,
-    DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS, DEFAULT_PERSISTENT_STEPS, NSGA_STAGES,
+    DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS, DEFAULT_PERSISTENT_STEPS,
+    MAX_PERSISTENT_STEPS, NSGA_STAGES,
 };
 pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
 pub use state::{update_position_states, update_velocity_states, ParallelAssembly, State};

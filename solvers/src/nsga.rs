@@ -10,7 +10,7 @@ mod summary;
 pub use options::{
     Coefficients, ContactSolver, ImpactSequence, NsgaOptions, SmoothStart,
     DEFAULT_IMPACT_TOLERANCE, DEFAULT_JACOBIAN_REUSE, DEFAULT_MAX_IMPACT_PROBLEMS,
-    DEFAULT_PERSISTENT_STEPS, MAX_STEPS,
+    DEFAULT_PERSISTENT_STEPS, MAX_PERSISTENT_STEPS, MAX_STEPS,
 };
 pub use summary::RunSummary;
 
@@ -333,6 +333,13 @@ impl Nsga {
             inertia,
             force_difference,
             load_factor: 1.0,
+            load_tolerance: if level == Level::Velocity {
+                self.opts
+                    .impacts
+                    .map_or(DEFAULT_IMPACT_TOLERANCE, |s| s.tolerance)
+            } else {
+                0.0
+            },
         }
     }
 

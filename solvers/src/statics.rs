@@ -484,6 +484,7 @@ impl<'o> StaticSolve<'o> {
             inertia,
             force_difference,
             load_factor,
+            load_tolerance: 0.0,
         }
     }
 

@@ -166,12 +166,11 @@ pub struct ContactHistory {
     pub closed: bool,
     /// Converged statuses: position sliding, velocity sliding, rolling, spinning.
     pub status: [Status; 4],
-    /// Converged velocity stages since the contact last carried a normal impulse (`σ_N > 0`):
-    /// `Some(0)` when it carried one in the last, `Some(k)` when `k` stages ago (saturating),
-    /// `None` when never (a new contact). Open and closed stages count alike: in a resting
-    /// pile a contact's position status flickers with gaps at the tolerance.
-    /// ([`ContactHistory::record_load`].)
-    pub since_load: Option<u32>,
+    /// The loads of the last 32 converged velocity stages, one bit each: bit `k` is set when
+    /// the contact carried a normal impulse `k` stages ago (bit 0: the last stage). Open and
+    /// closed stages count alike: in a resting pile a contact's position status flickers with
+    /// gaps at the tolerance. A new contact starts with none. ([`ContactHistory::record_load`].)
+    pub loads: u32,
     /// Last converged multipliers of the position stage (`ν_N, ν_T`) and of the velocity stage
     /// (`Λ_N, Λ_T`, then `χ_N, χ_T` with couples), with the scale `κ` and step size `h` they
     /// were computed with: the start point of the next solve ([`WarmStart`]).
@@ -181,17 +180,21 @@ pub struct ContactHistory {
 impl ContactHistory {
     /// The contact carried a normal impulse in the last converged velocity stage.
     pub fn loaded(&self) -> bool {
-        self.since_load == Some(0)
+        self.loads & 1 != 0
     }
 
-    /// Record whether a converged velocity stage found the contact loaded (`σ_N > 0`; an
-    /// open contact is not).
+    /// How many of the last `stages` converged velocity stages found the contact loaded (the
+    /// last 32 when `stages > 32`).
+    pub fn loads_within(&self, stages: u32) -> u32 {
+        let mask = 1u32.checked_shl(stages).map_or(u32::MAX, |b| b - 1);
+        (self.loads & mask).count_ones()
+    }
+
+    /// Record whether a converged velocity stage found the contact loaded: closed, `σ_N > 0`
+    /// and a normal multiplier above [`crate::StepCx::load_tolerance`] (an open contact is not,
+    /// nor a closed one whose `σ_N > 0` comes from a slightly negative rate alone).
     pub fn record_load(&mut self, loaded: bool) {
-        self.since_load = if loaded {
-            Some(0)
-        } else {
-            self.since_load.map(|k| k.saturating_add(1))
-        };
+        self.loads = (self.loads << 1) | u32::from(loaded);
     }
 }
 
@@ -441,26 +444,28 @@ mod warm_start_tests {
 mod history_tests {
     use super::ContactHistory;
 
-    /// The count of steps since the last load, open or closed alike; `None` until one.
+    /// The loads of the last 32 stages, open or closed alike; none for a new contact.
     #[test]
-    fn since_load_counts_the_steps_from_the_last_load() {
+    fn loads_are_remembered_for_32_stages() {
         let mut h = ContactHistory::default();
-        assert_eq!(h.since_load, None);
-        h.record_load(false);
-        assert_eq!(h.since_load, None, "never loaded");
+        assert!(!h.loaded());
+        assert_eq!(h.loads_within(32), 0);
         h.record_load(true);
         assert!(h.loaded());
-        // Open or closed alike: the count goes on until the next load.
+        // Open or closed alike: the record goes on.
         h.closed = true;
         h.record_load(false);
         h.closed = false;
         h.record_load(false);
-        assert_eq!(h.since_load, Some(2));
         assert!(!h.loaded());
+        assert_eq!(h.loads_within(2), 0);
+        assert_eq!(h.loads_within(3), 1);
         h.record_load(true);
-        assert_eq!(h.since_load, Some(0));
-        h.since_load = Some(u32::MAX);
-        h.record_load(false);
-        assert_eq!(h.since_load, Some(u32::MAX), "saturates");
+        assert_eq!([0, 1, 3, 4].map(|k| h.loads_within(k)), [0, 1, 1, 2]);
+        // 29 stages later the first load is 32 stages old: forgotten.
+        for _ in 0..29 {
+            h.record_load(false);
+        }
+        assert_eq!([29, 30, 32, 40].map(|k| h.loads_within(k)), [0, 1, 1, 1]);
     }
 }

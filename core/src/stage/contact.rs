@@ -401,7 +401,9 @@ pub fn contact_level_converged(
                 history.closed = closed;
                 history.status = [Status::Gap; 4];
             }
-            Level::Velocity => history.record_load(history.closed && closed),
+            Level::Velocity => {
+                history.record_load(history.closed && closed && s.mult[0] > cx.load_tolerance)
+            }
             _ => return,
         }
         let slot = usize::from(cx.level == Level::Velocity);
@@ -436,7 +438,7 @@ pub fn contact_level_converged(
             let layout = Layout::new(s.kinds);
             let (gaps, roll, spin) = velocity_gaps(c, s.nodes, s.prev, &layout);
             let sigma_n = gaps.zeta_n(sc, m.lambda_n);
-            history.record_load(sigma_n > 0.0);
+            history.record_load(sigma_n > 0.0 && m.lambda_n > cx.load_tolerance);
             if sigma_n > 0.0 {
                 let st = |radius: f64, eta: f64| {
                     if radius > 0.0 && eta < radius * sigma_n {

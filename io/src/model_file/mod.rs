@@ -150,11 +150,13 @@ pub struct SimulationSettings {
     /// Safety cap on the impact problems of one step [-]. Default
     /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
     pub max_impact_problems: usize,
-    /// Steps [-] for which a contact that carried a normal impulse stays persistent: while
-    /// closed it takes part in every impact problem, approaching or not (`0`: only the
-    /// approaching contacts and the plastic ones that acted in the step). Default
-    /// [`DEFAULT_PERSISTENT_STEPS`] (the previous step); 10 for granular piles, whose loads
-    /// flicker from step to step (`docs/performance.md`, "Persistent contacts").
+    /// Memory of a contact's loads [steps]: a closed contact loaded (normal impulse above
+    /// `impact_tolerance`) in the previous step, or in at least two of the last
+    /// `persistent_steps`, is persistent and takes part in every impact problem, approaching
+    /// or not (`0`: only the approaching contacts and the plastic ones that acted in the
+    /// step). Default [`DEFAULT_PERSISTENT_STEPS`] (the previous step); 10 for granular piles,
+    /// whose loads flicker from step to step (`docs/performance.md`, "Persistent contacts").
+    /// At most [`MAX_PERSISTENT_STEPS`].
     pub persistent_steps: u32,
     /// Start each contact's position and velocity solves from its last converged multipliers
     /// (default `true`; `false` starts from zero, e.g. to compare iteration counts with the
@@ -205,6 +207,11 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 /// Default of [`SimulationSettings::persistent_steps`] (the solver's,
 /// `saltus_solvers::nsga::DEFAULT_PERSISTENT_STEPS`; `tests/models.rs` checks they agree).
 pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
+
+/// Largest [`SimulationSettings::persistent_steps`]: a contact remembers the loads of its last
+/// 32 steps (the solver's `saltus_solvers::nsga::MAX_PERSISTENT_STEPS`; `tests/models.rs`
+/// checks they agree).
+pub const MAX_PERSISTENT_STEPS: u32 = 32;
 
 /// Default of [`SimulationSettings::jacobian_reuse`]: the solver's default modified Newton
 /// factor (`saltus_solvers::nsga::DEFAULT_JACOBIAN_REUSE`; `tests/models.rs` checks they agree).
@@ -267,6 +274,15 @@ impl SimulationSettings {
             return Err(InvalidSetting {
                 parameter: "max_impact_problems",
                 message: "must be >= 1, got 0".into(),
+            });
+        }
+        if self.persistent_steps > MAX_PERSISTENT_STEPS {
+            return Err(InvalidSetting {
+                parameter: "persistent_steps",
+                message: format!(
+                    "must be at most {MAX_PERSISTENT_STEPS} (the loads a contact remembers), got {}",
+                    self.persistent_steps
+                ),
             });
         }
         if !(0.0..=1.0).contains(&self.rho_inf) {

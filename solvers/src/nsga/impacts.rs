@@ -167,13 +167,13 @@ impl Nsga {
     /// the contact keeps them so in the later problems. Without it, a resting frictional
     /// network (a granular pile) passes impulses back and forth between two alternating sets
     /// of contacts instead of ending the sequence. Likewise — a second addition — a closed
-    /// contact that carried an impulse in one of the last `seq.persistent_steps` steps
-    /// (`ContactHistory::since_load`: a persistent, loaded contact, not an impact) takes part
-    /// in every problem: otherwise a ball squeezed between two loaded races with `e_N > 0`
-    /// rattles from one to the other through an endless sequence, and the contacts of a
-    /// resting pile whose load flickered from one step to the next come back as impacts in
-    /// later problems ([`crate::nsga::DEFAULT_PERSISTENT_STEPS`]: an impact's impulse counts
-    /// as a load too, so the default memory is one step). Contacts at rest without
+    /// contact loaded (normal impulse above `tol_v`) in the previous step, or in at least two
+    /// of the last `seq.persistent_steps` steps (`ContactHistory::loads`: a persistent,
+    /// loaded contact; a single impact is one load) takes part in every problem: otherwise a
+    /// ball squeezed between two loaded races with `e_N > 0` rattles from one to the other
+    /// through an endless sequence, and the contacts of a resting pile whose load flickered
+    /// from one step to the next come back as impacts in later problems
+    /// ([`crate::nsga::DEFAULT_PERSISTENT_STEPS`]). Contacts at rest without
     /// load (the balls of a cradle) keep the thesis' rule. Only approaching contacts count for
     /// the end of the sequence, so a step without impacts still solves one problem.
     fn mark_admissible(&mut self, model: &Model, seq: &ImpactSequence) -> usize {
@@ -197,11 +197,10 @@ impl Nsga {
                 let (a, n) = self.velocity.system.mult_range[ie];
                 n > 0 && self.impact_acc[a] > tol_v
             };
-            // Loaded within the last `persistent_steps` steps: a persistent contact.
-            let persistent = c
-                .history
-                .since_load
-                .is_some_and(|k| k < seq.persistent_steps);
+            // Loaded in the previous step, or twice within `persistent_steps`: persistent.
+            let k = seq.persistent_steps;
+            let persistent =
+                k > 0 && (c.history.loaded() || (k > 1 && c.history.loads_within(k) >= 2));
             self.velocity
                 .set_admissible(ie, approach || (c.history.closed && (acted || persistent)));
             approaching += usize::from(approach);

@@ -171,12 +171,15 @@ pub struct ImpactSequence {
     pub tolerance: f64,
     /// Safety cap on the impact problems of one step (≥ 1); reaching it is an error.
     pub max_problems: usize,
-    /// A closed contact that carried a normal impulse in one of the last `persistent_steps`
-    /// steps (counting every step, the contact open or closed in it) is persistent: it takes
-    /// part in every impact problem, approaching or not. `0`: no contact is persistent by its
-    /// load (the thesis' admissible set, with the plastic contacts that acted);
-    /// `1` (default, [`DEFAULT_PERSISTENT_STEPS`]): loaded in the previous step; 10 for
-    /// granular piles.
+    /// Memory of a contact's loads, in steps (counting every step, the contact open or closed
+    /// in it; at most [`MAX_PERSISTENT_STEPS`]). A closed contact is persistent — it takes part
+    /// in every impact problem, approaching or not — when it carried a load in the previous
+    /// step, or in at least two of the last `persistent_steps` steps: a resting contact whose
+    /// load flickers stays persistent, a single impact's impulse does not make it so beyond
+    /// the next step. A load is a normal impulse above `tol_v` ([`Self::tolerance`],
+    /// `StepCx::load_tolerance`). `0`: no contact is persistent by its load (the thesis'
+    /// admissible set, with the plastic contacts that acted); `1` (default,
+    /// [`DEFAULT_PERSISTENT_STEPS`]): loaded in the previous step; 10 for granular piles.
     pub persistent_steps: u32,
 }
 
@@ -192,15 +195,19 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 /// serve resting piles, whose contacts' loads flicker from step to step (gaps and impulses at
 /// the tolerance: a contact is open at position level or unloaded in one step and loaded in
 /// the next) and which, with the previous step alone, come back as approaching contacts in
-/// later problems of the same step: granular column N = 1 000 to 1 s (tol 1e-4,
-/// Gauss–Seidel first), 2 828 settled velocity problems with 1 step, 1 817 and −17 to −21 %
-/// time per step with 10 (`docs/performance.md`, "Persistent contacts"). But an impact's
-/// impulse counts as a load too (and the contacts of a chain it crossed register a small one
-/// in the next step): a second hit on a resting chain within the memory then takes the
-/// chain's contacts into its first problem and shares its impulse along them as
-/// simultaneous impacts do (`tests/newtons_cradle.rs`,
-/// `a_second_hit_soon_after_the_first_is_still_a_cradle`). Hence 1 by default, 10 for piles.
+/// later problems of the same step (`docs/performance.md`, "Persistent contacts"). A second
+/// hit on a resting chain soon after a first stays a cradle with either
+/// (`tests/newtons_cradle.rs`, `a_second_hit_soon_after_the_first_is_still_a_cradle`): the
+/// first hit's impulse is one load, and the chain's contacts carry no load above `tol_v`
+/// after it. 10 is not the default because the 27-sphere pile of `tests/contact_fallback.rs`
+/// run Newton first at tol 1e-5 then meets, at t = 0.59 s, a velocity problem whose
+/// Gauss–Seidel fallback plateaus at 3 × the tolerance (the known limit of
+/// `stage::settle`).
 pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
+
+/// Largest [`ImpactSequence::persistent_steps`]: the loads of the last 32 steps are kept
+/// (`saltus_core::contact::ContactHistory::loads`).
+pub const MAX_PERSISTENT_STEPS: u32 = 32;
 
 impl Default for ImpactSequence {
     fn default() -> Self {
@@ -310,6 +317,15 @@ impl NsgaOptions {
             if seq.max_problems == 0 {
                 return bad("max_impact_problems", "must be >= 1".into());
             }
+            if seq.persistent_steps > MAX_PERSISTENT_STEPS {
+                return bad(
+                    "persistent_steps",
+                    format!(
+                        "must be at most {MAX_PERSISTENT_STEPS} (the loads a contact remembers), got {}",
+                        seq.persistent_steps
+                    ),
+                );
+            }
         }
         if !self.gravity.iter().all(|g| g.is_finite()) {
             return bad("gravity", format!("must be finite, got {:?}", self.gravity));
@@ -323,5 +339,56 @@ impl NsgaOptions {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The impact sequence's settings are checked by name; the load memory has 32 steps.
+    #[test]
+    fn impact_settings_out_of_range_are_refused_by_name() {
+        let with = |seq: ImpactSequence| {
+            NsgaOptions {
+                impacts: Some(seq),
+                ..Default::default()
+            }
+            .validate()
+        };
+        let seq = ImpactSequence::default();
+        assert!(with(ImpactSequence {
+            persistent_steps: MAX_PERSISTENT_STEPS,
+            ..seq
+        })
+        .is_ok());
+        for (bad, name) in [
+            (
+                ImpactSequence {
+                    persistent_steps: MAX_PERSISTENT_STEPS + 1,
+                    ..seq
+                },
+                "persistent_steps",
+            ),
+            (
+                ImpactSequence {
+                    max_problems: 0,
+                    ..seq
+                },
+                "max_impact_problems",
+            ),
+            (
+                ImpactSequence {
+                    tolerance: 0.0,
+                    ..seq
+                },
+                "impact_tolerance",
+            ),
+        ] {
+            match with(bad) {
+                Err(SolveError::Options { option, .. }) => assert_eq!(option, name),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
     }
 }
