@@ -58,7 +58,8 @@ fn main() {
                     v.parse().expect("--impact-tolerance: a number [m/s]")
                 }),
                 persistent_steps: flag("--persistent-steps=").map_or(d.persistent_steps, |v| {
-                    v.parse().expect("--persistent-steps: a whole number >= 0")
+                    v.parse()
+                        .expect("--persistent-steps: a whole number in 0..=32")
                 }),
                 ..d
             })

@@ -166,10 +166,11 @@ pub struct ContactHistory {
     pub closed: bool,
     /// Converged statuses: position sliding, velocity sliding, rolling, spinning.
     pub status: [Status; 4],
-    /// The loads of the last 32 converged velocity stages, one bit each: bit `k` is set when
-    /// the contact carried a normal impulse `k` stages ago (bit 0: the last stage). Open and
-    /// closed stages count alike: in a resting pile a contact's position status flickers with
-    /// gaps at the tolerance. A new contact starts with none. ([`ContactHistory::record_load`].)
+    /// The loads of the last [`LOAD_MEMORY`] converged velocity stages, one bit each: bit `k`
+    /// is set when the `(k+1)`-th last stage found the contact loaded (bit 0: the last stage;
+    /// a load as [`ContactHistory::record_load`] defines it). Open and closed stages count
+    /// alike: in a resting pile a contact's position status flickers with gaps at the
+    /// tolerance. A new contact starts with none.
     pub loads: u32,
     /// Last converged multipliers of the position stage (`ν_N, ν_T`) and of the velocity stage
     /// (`Λ_N, Λ_T`, then `χ_N, χ_T` with couples), with the scale `κ` and step size `h` they
@@ -177,22 +178,34 @@ pub struct ContactHistory {
     pub last: [WarmStart; 2],
 }
 
+/// Converged velocity stages a contact remembers its loads for ([`ContactHistory::loads`]).
+pub const LOAD_MEMORY: u32 = u32::BITS;
+
 impl ContactHistory {
-    /// The contact carried a normal impulse in the last converged velocity stage.
+    /// The last converged velocity stage found the contact loaded.
     pub fn loaded(&self) -> bool {
         self.loads & 1 != 0
     }
 
     /// How many of the last `stages` converged velocity stages found the contact loaded (the
-    /// last 32 when `stages > 32`).
+    /// last [`LOAD_MEMORY`] when `stages` is larger).
     pub fn loads_within(&self, stages: u32) -> u32 {
         let mask = 1u32.checked_shl(stages).map_or(u32::MAX, |b| b - 1);
         (self.loads & mask).count_ones()
     }
 
-    /// Record whether a converged velocity stage found the contact loaded: closed, `σ_N > 0`
-    /// and a normal multiplier above [`crate::StepCx::load_tolerance`] (an open contact is not,
-    /// nor a closed one whose `σ_N > 0` comes from a slightly negative rate alone).
+    /// A persistent, loaded contact for a memory of `stages` velocity stages: loaded in the
+    /// last one, or in at least two of the last `stages` (a single impact is one load; with
+    /// `stages = 2` this is the last one alone). Never with `stages = 0`.
+    pub fn persistent(&self, stages: u32) -> bool {
+        stages > 0 && (self.loaded() || self.loads_within(stages) >= 2)
+    }
+
+    /// Record whether a converged velocity stage found the contact loaded. The stage
+    /// ([`crate::stage::contact_level_converged`]) counts a load when the contact is closed,
+    /// `σ_N > 0` and its normal multiplier exceeds [`crate::StepCx::load_tolerance`]: with a
+    /// tolerance > 0 (NSGA's velocity level), a closed contact whose `σ_N > 0` comes from a
+    /// slightly negative rate alone carries none.
     pub fn record_load(&mut self, loaded: bool) {
         self.loads = (self.loads << 1) | u32::from(loaded);
     }
@@ -442,30 +455,50 @@ mod warm_start_tests {
 
 #[cfg(test)]
 mod history_tests {
-    use super::ContactHistory;
+    use super::{ContactHistory, LOAD_MEMORY};
 
-    /// The loads of the last 32 stages, open or closed alike; none for a new contact.
+    /// The loads of the last 32 stages; none for a new contact.
     #[test]
     fn loads_are_remembered_for_32_stages() {
         let mut h = ContactHistory::default();
         assert!(!h.loaded());
-        assert_eq!(h.loads_within(32), 0);
+        assert_eq!(h.loads_within(LOAD_MEMORY), 0);
         h.record_load(true);
         assert!(h.loaded());
-        // Open or closed alike: the record goes on.
-        h.closed = true;
         h.record_load(false);
-        h.closed = false;
         h.record_load(false);
         assert!(!h.loaded());
         assert_eq!(h.loads_within(2), 0);
         assert_eq!(h.loads_within(3), 1);
         h.record_load(true);
         assert_eq!([0, 1, 3, 4].map(|k| h.loads_within(k)), [0, 1, 1, 2]);
-        // 29 stages later the first load is 32 stages old: forgotten.
+        // 29 stages later the loads are 29 and 32 stages old: the older one has left the
+        // 32 bits (were it kept, `loads_within(40)` would be 2).
         for _ in 0..29 {
             h.record_load(false);
         }
         assert_eq!([29, 30, 32, 40].map(|k| h.loads_within(k)), [0, 1, 1, 1]);
+    }
+
+    /// Persistent: loaded in the last stage, or twice within the memory; never with 0.
+    #[test]
+    fn persistent_means_loaded_last_or_twice_within_the_memory() {
+        let mut h = ContactHistory::default();
+        h.record_load(true);
+        assert_eq!(
+            [0, 1, 2, 3, 32].map(|k| h.persistent(k)),
+            [false, true, true, true, true]
+        );
+        // One load, two stages ago: a single impact, not persistent for any memory.
+        h.record_load(false);
+        h.record_load(false);
+        assert_eq!([0, 1, 2, 3, 32].map(|k| h.persistent(k)), [false; 5]);
+        // A second load, three stages after the first (which is now 4 stages old).
+        h.record_load(true);
+        h.record_load(false);
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 32].map(|k| h.persistent(k)),
+            [false, false, false, false, false, true, true]
+        );
     }
 }

@@ -159,7 +159,9 @@ fn check_linearization<G: UnilateralContact + Clone + 'static>(
 /// The statuses `level_converged` takes from the memo of an evaluation equal those it
 /// computes from the gathered state, at the position level and at the velocity level (closed
 /// and open at position level), over every sliding status and random couple multipliers
-/// (which put rolling and spinning in either status).
+/// (which put rolling and spinning in either status); the velocity level's load record with a
+/// zero load tolerance and with one between the fixtures' slip (`λ_N` = 12) and stick (40)
+/// multipliers.
 pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
     base: &ContactElement<G>,
     seed: u64,
@@ -168,10 +170,12 @@ pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
     let mut closed = base.clone();
     closed.history_mut().closed = true;
     let mut seen = std::collections::HashSet::new();
-    for (e, level) in [
-        (base, Level::Position),
-        (&closed, Level::Velocity),
-        (base, Level::Velocity),
+    let mut loads = std::collections::HashSet::new();
+    for (e, level, load_tolerance) in [
+        (base, Level::Position, 0.0),
+        (&closed, Level::Velocity, 0.0),
+        (&closed, Level::Velocity, 20.0),
+        (base, Level::Velocity, 0.0),
     ] {
         for status in [Status::Gap, Status::Stick, Status::Slip] {
             for k in 0..8 {
@@ -183,7 +187,10 @@ pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
                 for m in fx.mult.iter_mut().skip(3) {
                     *m = 40.0 * rng.uniform() * (k as f64 / 7.0);
                 }
-                let cx = test_cx(level);
+                let cx = StepCx {
+                    load_tolerance,
+                    ..test_cx(level)
+                };
                 let (nodes, tangents) = fx.states(&cx, &fx.incr);
                 let mut s = fx.local_state(&cx, &nodes, &tangents, &fx.incr, &fx.mult);
                 let (_, _, memo) = evaluate_local(e, &cx, &s, fx.n_unknowns(), false);
@@ -200,11 +207,20 @@ pub(crate) fn check_memo_statuses<G: UnilateralContact + Clone + 'static>(
                     seed + 17 * k
                 );
                 seen.insert(format!("{level:?} {:?}", recomputed.history().status));
+                if level == Level::Velocity {
+                    let loaded = recomputed.history().loaded();
+                    loads.insert((load_tolerance.to_bits(), status as u8, loaded));
+                }
             }
         }
     }
     // The fixtures cover closed and open, stick and slip (not a vacuous comparison).
     assert!(seen.len() >= 5, "{seen:?}");
+    // The tolerance between slip and stick multipliers: slip unloaded, stick loaded.
+    let t = 20.0f64.to_bits();
+    assert!(loads.contains(&(t, Status::Stick as u8, true)), "{loads:?}");
+    assert!(loads.contains(&(t, Status::Slip as u8, false)), "{loads:?}");
+    assert!(loads.contains(&(0, Status::Slip as u8, true)), "{loads:?}");
 }
 
 /// Largest relative error of the Hessian of `e` at `level` against central differences over

@@ -144,14 +144,16 @@ pub struct SimulationSettings {
     /// ball) or `"simultaneous"` (one velocity problem with every closed contact).
     pub impacts: ImpactMode,
     /// Admissibility tolerance `tol_v` \[m/s\] of the impact sequence: a closed contact takes
-    /// part in an impact problem only if it approaches faster. Default
+    /// part in an impact problem only if it approaches faster; a contact whose normal impulse
+    /// over the characteristic mass exceeds it is loaded (`persistent_steps`). Default
     /// [`DEFAULT_IMPACT_TOLERANCE`]. Must be finite and > 0.
     pub impact_tolerance: f64,
     /// Safety cap on the impact problems of one step [-]. Default
     /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
     pub max_impact_problems: usize,
-    /// Memory of a contact's loads [steps]: a closed contact loaded (normal impulse above
-    /// `impact_tolerance`) in the previous step, or in at least two of the last
+    /// Memory of a contact's loads [steps]: a closed contact loaded (normal impulse over the
+    /// characteristic mass above `impact_tolerance`) in the previous step, or in at least two
+    /// of the last
     /// `persistent_steps`, is persistent and takes part in every impact problem, approaching
     /// or not (`0`: only the approaching contacts and the plastic ones that acted in the
     /// step). Default [`DEFAULT_PERSISTENT_STEPS`] (the previous step); 10 for granular piles,
@@ -253,7 +255,8 @@ pub struct InvalidSetting {
 
 impl SimulationSettings {
     /// Check the values: `t_end`, `h`, `tol`, `impact_tolerance` finite and > 0, `rho_inf` in `[0, 1]`, gravity
-    /// finite, `max_iterations` and `output_every` ≥ 1, `jacobian_reuse` in `[0, 1)`, `output`
+    /// finite, `max_iterations`, `max_impact_problems` and `output_every` ≥ 1,
+    /// `persistent_steps` ≤ [`MAX_PERSISTENT_STEPS`], `jacobian_reuse` in `[0, 1)`, `output`
     /// non-empty if given.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let positive = |parameter: &'static str, v: f64| {

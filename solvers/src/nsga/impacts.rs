@@ -197,10 +197,8 @@ impl Nsga {
                 let (a, n) = self.velocity.system.mult_range[ie];
                 n > 0 && self.impact_acc[a] > tol_v
             };
-            // Loaded in the previous step, or twice within `persistent_steps`: persistent.
-            let k = seq.persistent_steps;
-            let persistent =
-                k > 0 && (c.history.loaded() || (k > 1 && c.history.loads_within(k) >= 2));
+            // Loaded in the previous step, or twice within `persistent_steps`.
+            let persistent = c.history.persistent(seq.persistent_steps);
             self.velocity
                 .set_admissible(ie, approach || (c.history.closed && (acted || persistent)));
             approaching += usize::from(approach);

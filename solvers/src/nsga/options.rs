@@ -155,8 +155,8 @@ pub enum SmoothStart {
 /// velocity reached so far, the Newton law using the updated pre-impact velocity
 /// `V⁻ = v_n + W` (`ĝ̇* = G v_{n+1} + e G(q_n) V⁻`), and the impulses of the earlier problems
 /// acting as the constant `−Σ_j G_jᵀ κΛ_j^acc`; perfectly plastic contacts that have acted
-/// stay in the later problems, and closed contacts loaded within the last
-/// [`ImpactSequence::persistent_steps`] steps take part in every problem (see
+/// stay in the later problems, and closed contacts loaded in the previous step or twice in
+/// the last [`ImpactSequence::persistent_steps`] steps take part in every problem (see
 /// `Nsga::mark_admissible`). The sequence ends when no contact
 /// approaches, or when a problem applies no impulse;
 /// the step's impulse of a contact is the sum over the problems. No ordering and no topology
@@ -167,7 +167,9 @@ pub struct ImpactSequence {
     /// approaches faster than this. Well above the velocity error of a converged velocity
     /// problem (so a contact the last problem closed is not admissible again) and well below
     /// `|g| h` (so resting contacts, which the smooth predictor makes approach by `≈ |g| h`,
-    /// stay in the first problem).
+    /// stay in the first problem). Also the load threshold of
+    /// [`ImpactSequence::persistent_steps`]: a contact is loaded when its normal multiplier
+    /// `Λ_N` (the impulse over the characteristic mass, m/s) exceeds it.
     pub tolerance: f64,
     /// Safety cap on the impact problems of one step (≥ 1); reaching it is an error.
     pub max_problems: usize,
@@ -176,10 +178,11 @@ pub struct ImpactSequence {
     /// in every impact problem, approaching or not — when it carried a load in the previous
     /// step, or in at least two of the last `persistent_steps` steps: a resting contact whose
     /// load flickers stays persistent, a single impact's impulse does not make it so beyond
-    /// the next step. A load is a normal impulse above `tol_v` ([`Self::tolerance`],
-    /// `StepCx::load_tolerance`). `0`: no contact is persistent by its load (the thesis'
-    /// admissible set, with the plastic contacts that acted); `1` (default,
-    /// [`DEFAULT_PERSISTENT_STEPS`]): loaded in the previous step; 10 for granular piles.
+    /// the next step. A load is a normal multiplier `Λ_N` (the impulse over the characteristic
+    /// mass, m/s) above `tol_v` ([`Self::tolerance`], `StepCx::load_tolerance`). `0`: no
+    /// contact is persistent by its load (the thesis' admissible set, with the plastic
+    /// contacts that acted); `1` (default, [`DEFAULT_PERSISTENT_STEPS`]): loaded in the
+    /// previous step (`2` is the same); 10 for granular piles.
     pub persistent_steps: u32,
 }
 
@@ -199,15 +202,16 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 /// hit on a resting chain soon after a first stays a cradle with either
 /// (`tests/newtons_cradle.rs`, `a_second_hit_soon_after_the_first_is_still_a_cradle`): the
 /// first hit's impulse is one load, and the chain's contacts carry no load above `tol_v`
-/// after it. 10 is not the default because the 27-sphere pile of `tests/contact_fallback.rs`
-/// run Newton first at tol 1e-5 then meets, at t = 0.59 s, a velocity problem whose
-/// Gauss–Seidel fallback plateaus at 3 × the tolerance (the known limit of
-/// `stage::settle`).
+/// after it (a hit in the very next step would meet them loaded, with either memory). 10 is
+/// not the default because the 27-sphere pile of `tests/contact_fallback.rs` run Newton first
+/// at tol 1e-5 then stops at t = 0.587 s (1.17 s with 1): a velocity problem that neither the
+/// Newton nor its Gauss–Seidel fallback resolves (`docs/performance.md`, stop 39; the known
+/// limit of `stage::settle`).
 pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
 
 /// Largest [`ImpactSequence::persistent_steps`]: the loads of the last 32 steps are kept
 /// (`saltus_core::contact::ContactHistory::loads`).
-pub const MAX_PERSISTENT_STEPS: u32 = 32;
+pub const MAX_PERSISTENT_STEPS: u32 = saltus_core::contact::LOAD_MEMORY;
 
 impl Default for ImpactSequence {
     fn default() -> Self {

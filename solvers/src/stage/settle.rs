@@ -44,7 +44,7 @@
 //! In the Newton's fallback it ends the drift of the known limit below in some problems.)
 //!
 //! Known limit: in a settled pile some linearized problems have no reaction the sweeps reach
-//! (the reactions drift by a constant amount per sweep, the residual sits at 1–2 × the
+//! (the reactions drift by a constant amount per sweep, the residual sits at 1–5 × the
 //! tolerance through every linearization); the settling then ends `NotPassed` and the Newton
 //! takes over, which may not converge either (`benches/granular.rs -- 27 1 --tol=1e-8`: the
 //! pile stops at t ≈ 0.4 s with either solver first).
@@ -86,8 +86,8 @@ const FIRST_BATCH: usize = 8;
 
 /// The same for a stage that runs the Gauss–Seidel first (`Tolerance::contacts_first`: its
 /// settling before the Newton and, with the same settings, its fallback at the Newton's cap):
-/// the accelerated sweeps with inexact slip directions ([`LOCAL_SLACK`]) cost less per sweep
-/// than the plain ones, so a residual test (an assembly of every element) weighs more against
+/// its sweeps with inexact slip directions ([`LOCAL_SLACK`]) cost less per sweep than the
+/// fallback's exact local solves, so a residual test (an assembly of every element) weighs more against
 /// them, and a first test after 8 sweeps rarely passed in a settled pile
 /// (residual 2–5 × the tolerance). Granular column, tol 1e-4: N = 27 / 100 / 300 / 1 000 to
 /// 1 s −10 / −7 / −6 / −5 % time per step against 8; N = 27 at tol 1e-5 −21 %; 24 and 32
