@@ -161,8 +161,10 @@ fn gauss_seidel_first_reproduces_newton_on_a_forming_pile() {
 }
 
 /// The settling pile of the second test (27 spheres, tol 1e-5) with the Gauss–Seidel first:
-/// it runs through, the Gauss–Seidel settles the solves (the Newton finishes a few), and the
-/// spheres neither penetrate each other nor the box.
+/// it runs through, the Gauss–Seidel settles the solves (the Newton finishes few or none: in
+/// this run none, since a velocity stage's sweeps go on through a plateau; the Newton taking
+/// over is checked at tol 1e-8 below), and the spheres neither penetrate each other nor the
+/// box.
 #[test]
 fn gauss_seidel_first_runs_the_settling_pile() {
     let opts = NsgaOptions {
@@ -179,13 +181,9 @@ fn gauss_seidel_first_runs_the_settling_pile() {
         [p.iterations, v.iterations]
     );
     assert!(p.settled > 0 && v.settled > 0);
-    // The Newton takes over some solves: its matrix then needs the contacts' pattern, which a
-    // stage run Gauss–Seidel first builds only on demand after each change of the contact set
-    // (`Stage::defer_contact_pattern`); those solves pass the same residual test.
-    assert!(p.iterations + v.iterations > 0);
     // The Gauss–Seidel finishes nearly every solve that needs a correction (the others
-    // converge at their start); the Newton takes over a few whose sweeps stall in the settled
-    // pile, with tens of iterations each. Newton first would iterate several times per solve.
+    // converge at their start); the Newton would take over those whose sweeps stall, with
+    // tens of iterations each. Newton first would iterate several times per solve.
     assert!(
         3 * (p.iterations + v.iterations) <= p.settled + v.settled,
         "Newton iterations {} for {} settled solves",
@@ -213,12 +211,18 @@ fn gauss_seidel_first_with_halving_runs_the_pile_at_the_default_tolerance() {
     let (nodes, summary, half) = run(27, 0.6, opts).unwrap();
     let (p, v) = (summary.stage("position"), summary.stage("velocity"));
     eprintln!(
-        "halvings {}, settled {:?}",
+        "halvings {}, settled {:?}, Newton iterations {:?}",
         summary.halvings,
-        [p.settled, v.settled]
+        [p.settled, v.settled],
+        [p.iterations, v.iterations]
     );
     // Past the stop of the runs without halving, some steps were halved.
     assert!(summary.halvings > 0);
+    // The Newton takes over the solves whose sweeps stall at this tolerance: its matrix then
+    // needs the contacts' pattern, which a stage run Gauss–Seidel first builds only on demand
+    // after each change of the contact set (`Stage::defer_contact_pattern`); those solves
+    // pass the same residual test (measured: 1 523 position and 321 velocity iterations).
+    assert!(p.iterations + v.iterations > 0);
     // The position rows' residual test at tol 1e-8: ≈ 2e-11 m (the bound of the second test
     // scaled by the tolerance); bound 1e-10 m.
     let worst = largest_penetration(&nodes, half);
