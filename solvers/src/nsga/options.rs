@@ -203,9 +203,9 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 /// (`tests/newtons_cradle.rs`, `a_second_hit_soon_after_the_first_is_still_a_cradle`): the
 /// first hit's impulse is one load, and the chain's contacts carry no load above `tol_v`
 /// after it (a hit in the very next step would meet them loaded, with either memory). With
-/// 10 the whole test suite passes too, and the 27-sphere pile of `tests/contact_fallback.rs`
-/// run Newton first at tol 1e-5 runs 2 s (1.13 s with 1); making it the default is left for a
-/// change of its own (`docs/performance.md`, stop 39).
+/// 10 as the default the test suite passes too (but for the test that compares the default
+/// with 10 steps); making it the default is left for a change of its own
+/// (`docs/performance.md`, stop 39).
 pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
 
 /// Largest [`ImpactSequence::persistent_steps`]: the loads of the last 32 steps are kept

@@ -47,6 +47,8 @@ pub(super) struct BlockInverse {
     last: Option<(u64, bool)>,
     /// Values of the last rebuild's matrix.
     values: Vec<f64>,
+    /// The last rebuild found the matrix of the one before (same pattern and values).
+    reused: bool,
 }
 
 /// Union–find root of `i`, halving the path.
@@ -66,14 +68,21 @@ impl BlockInverse {
     pub(super) fn rebuild(&mut self, a: &CsMat<f64>, generation: u64) -> bool {
         if let Some((g, ok)) = self.last {
             if g == generation && self.values[..] == *a.data() {
+                self.reused = true;
                 return ok;
             }
         }
+        self.reused = false;
         self.values.clear();
         self.values.extend_from_slice(a.data());
         let ok = self.rebuild_from(a);
         self.last = Some((generation, ok));
         ok
+    }
+
+    /// Whether the last [`BlockInverse::rebuild`] found the same matrix as the one before.
+    pub(super) fn reused(&self) -> bool {
+        self.reused
     }
 
     /// [`BlockInverse::rebuild`] itself.

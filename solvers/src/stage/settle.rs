@@ -49,11 +49,13 @@
 //! reaction, its neighbours lose it), and the residual sits at 1–5 × the tolerance until a
 //! contact leaves its load, after hundreds to thousands of sweeps (a dumped velocity problem
 //! of the 27-sphere pile, 55 contacts with `W` of rank 151 of 165: the natural residual
-//! falls 15 × after about 1 000 plain sweeps). At the velocity level, whose contact problem is
-//! linear, a plateau therefore does not end the linearization while the sweeps move: the
-//! batches go on doubling, up to [`MAX_SWEEPS`]. At the position level the plateau still
-//! starts a new linearization (going on there cost the granular column 3.5 × its position
-//! sweeps). A settling that does not pass ends `NotPassed` and the Newton takes over, which
+//! falls 15 × after about 1 000 plain sweeps). At the velocity level the contacts are linear
+//! in the unknowns; once a second linearization finds the matrix `A` of the first (the block
+//! path with the same values: free bodies of isotropic inertia, whose velocity residual is
+//! linear), every linearization is the same problem, and a plateau no longer ends it while
+//! the sweeps move: the batches go on doubling, up to [`MAX_SWEEPS`]. Elsewhere (the position
+//! level, gyroscopic bodies, beams) the plateau still starts a new linearization (going on at
+//! the position level cost the granular column 3.5 × its position sweeps). A settling that does not pass ends `NotPassed` and the Newton takes over, which
 //! may not converge either (`benches/granular.rs -- 27 1 --tol=1e-8`, without halving: the
 //! pile stops at t = 0.399 s with either solver first).
 //!
@@ -112,7 +114,9 @@ const SWEEP_TOLERANCE: f64 = 1e-13;
 /// follows, from the point reached. (Granular column N = 1 000: position problems whose
 /// residual sat at 1.5 × the tolerance, unchanged to 1e-5, for 3 800 sweeps passed in 8 after
 /// relinearizing. A slow contraction of the sweeps, 10 % per batch and less, is not a
-/// plateau: at tol 1e-5 the settling pile of `tests/contact_fallback.rs` needs it.)
+/// plateau: at tol 1e-5 the settling pile of `tests/contact_fallback.rs` needs it.) Not when a
+/// velocity stage's linearizations are found to be the same problem and the sweeps still
+/// move (module docs, "Known limit").
 const PLATEAU: f64 = 0.01;
 
 /// The acceleration restarts (`p = Δr`) when a sweep's change grows by this factor in squared
@@ -456,7 +460,7 @@ impl Stage {
         // written for. Both accelerate the sweeps: in a fallback the plain sweeps can drift,
         // every contact's reaction changing by the same amount each sweep with the residual
         // at a few times the tolerance (27-sphere pile, Newton first at tol 1e-5: plain
-        // sweeps stop it at t = 0.556 s, accelerated ones run it to 1.17 s). The acceleration
+        // sweeps stopped it at t = 0.556 s, accelerated ones ran it to 1.17 s). The acceleration
         // stops when a linearization ends at a plateau or a batch's residual grows.
         let fast = tol.contacts_first;
         let mut accelerate = true;
@@ -465,7 +469,11 @@ impl Stage {
         } else {
             (0.0, FIRST_BATCH)
         };
-        for _ in 0..MAX_OUTER {
+        // A velocity stage whose second linearization finds the matrix `A` of the first
+        // (block path, the same values: free bodies with isotropic inertia, whose velocity
+        // residual is linear) solves the same problem at every linearization.
+        let mut same_problem = false;
+        for outer in 0..MAX_OUTER {
             // The other elements alone: `A` and `R_A` at the current iterate.
             for &ie in contacts {
                 self.system.active[ie] = false;
@@ -489,6 +497,8 @@ impl Stage {
             // each `Y_e` costs its own nodes' blocks. Else one sparse LU, and `Y_e` three
             // solves over all unknowns.
             let by_blocks = blocks.rebuild(&self.system.matrix, self.system.generation);
+            same_problem |=
+                outer > 0 && by_blocks && blocks.reused() && cx.level == Level::Velocity;
             for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
                 *d = -r;
             }
@@ -599,7 +609,7 @@ impl Stage {
                 let mut change = 0.0;
                 // The last early test of the batch: the sweep count, `‖r‖` and tolerance.
                 let mut early = None;
-                for _ in 0..batch {
+                for _ in 0..batch.min(MAX_SWEEPS - done) {
                     done += 1;
                     self.summary.settle_sweeps += 1;
                     if let Some(beta) = pending.take() {
@@ -683,12 +693,13 @@ impl Stage {
                     pending = None;
                 }
                 // Converged sweeps that do not pass, or a plateau: a new linearization — except
-                // for a velocity stage whose sweeps still move. Its contact problem is linear
-                // (`G` at `q_{n+1}`), so a new linearization is the same problem, and a plateau
-                // there is the reactions drifting along the redundant contacts' null space
-                // (`W d ≈ 0`) until a contact leaves its load: longer batches of plain sweeps
-                // let that finish (module docs, "Known limit").
-                let drifting = still && cx.level == Level::Velocity;
+                // for a plateau of sweeps that still move when it is the same problem
+                // (`same_problem`: contacts linear in the velocity unknowns with `G` at
+                // `q_{n+1}`, and `A` found constant). That plateau is the reactions drifting
+                // along the redundant contacts' null space (`W d ≈ 0`) until a contact leaves
+                // its load: longer batches of plain sweeps let that finish (module docs,
+                // "Known limit").
+                let drifting = still && same_problem;
                 if !still || (plateau && !drifting) {
                     accelerate &= !plateau;
                     break;
