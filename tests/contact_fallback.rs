@@ -10,7 +10,7 @@
 //!    each other nor the box.
 
 use saltus::prelude::*;
-use saltus::solvers::{ImpactSequence, DEFAULT_PERSISTENT_STEPS};
+use saltus::solvers::ImpactSequence;
 
 #[path = "../benches/scenes/granular_column.rs"]
 mod scene;
@@ -232,10 +232,10 @@ fn gauss_seidel_first_with_halving_runs_the_pile_at_the_default_tolerance() {
 
 /// In a resting pile the contacts' loads flicker from step to step (gaps and impulses at the
 /// tolerance). With the previous step's load alone deciding which closed contacts are
-/// persistent (`persistent_steps = 1`, the default), the ones that dropped out come back as
-/// approaching contacts in later impact problems of the same step; with a memory of 10 steps
-/// (the setting for piles: loaded in the previous step or twice in the last 10) they stay in
-/// the first problem. Fewer problems, and the
+/// persistent (`persistent_steps = 1`), the ones that dropped out come back as approaching
+/// contacts in later impact problems of the same step; with a memory of 10 steps (the
+/// default: loaded in the previous step or twice in the last 10) they stay in the first
+/// problem. Fewer problems, and the
 /// same guarantee: no penetration beyond the position test's.
 #[test]
 fn contacts_loaded_in_recent_steps_stay_in_the_first_impact_problem() {
@@ -251,8 +251,7 @@ fn contacts_loaded_in_recent_steps_stay_in_the_first_impact_problem() {
         };
         run(100, 1.0, opts).unwrap()
     };
-    assert_eq!(DEFAULT_PERSISTENT_STEPS, 1);
-    let (short, s_short, half) = run_with(DEFAULT_PERSISTENT_STEPS);
+    let (short, s_short, half) = run_with(1);
     let (long, s_long, _) = run_with(10);
     let problems = [&s_short, &s_long].map(|s| s.stage("velocity").solves);
     eprintln!("impact problems in {} steps: {problems:?}", s_long.steps);

@@ -156,8 +156,8 @@ pub struct SimulationSettings {
     /// of the last
     /// `persistent_steps`, is persistent and takes part in every impact problem, approaching
     /// or not (`0`: only the approaching contacts and the plastic ones that acted in the
-    /// step). Default [`DEFAULT_PERSISTENT_STEPS`] (the previous step); 10 for granular piles,
-    /// whose loads flicker from step to step (`docs/performance.md`, "Persistent contacts").
+    /// step; `1`: loaded in the previous step). Default [`DEFAULT_PERSISTENT_STEPS`] (10: resting
+    /// piles' loads flicker from step to step; `docs/performance.md`, "Persistent contacts").
     /// At most [`MAX_PERSISTENT_STEPS`].
     pub persistent_steps: u32,
     /// Start each contact's position and velocity solves from its last converged multipliers
@@ -208,7 +208,7 @@ pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
 /// Default of [`SimulationSettings::persistent_steps`] (the solver's,
 /// `saltus_solvers::nsga::DEFAULT_PERSISTENT_STEPS`; `tests/models.rs` checks they agree).
-pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
+pub const DEFAULT_PERSISTENT_STEPS: u32 = 10;
 
 /// Largest [`SimulationSettings::persistent_steps`]: a contact remembers the loads of its last
 /// 32 steps (the solver's `saltus_solvers::nsga::MAX_PERSISTENT_STEPS`; `tests/models.rs`

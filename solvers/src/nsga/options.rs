@@ -181,8 +181,8 @@ pub struct ImpactSequence {
     /// the next step. A load is a normal multiplier `Λ_N` (the impulse over the characteristic
     /// mass, m/s) above `tol_v` ([`Self::tolerance`], `StepCx::load_tolerance`). `0`: no
     /// contact is persistent by its load (the thesis' admissible set, with the plastic
-    /// contacts that acted); `1` (default, [`DEFAULT_PERSISTENT_STEPS`]): loaded in the
-    /// previous step (`2` is the same); 10 for granular piles.
+    /// contacts that acted); `1`: loaded in the previous step (`2` is the same); `10` (default,
+    /// [`DEFAULT_PERSISTENT_STEPS`]).
     pub persistent_steps: u32,
 }
 
@@ -194,19 +194,17 @@ pub const DEFAULT_IMPACT_TOLERANCE: f64 = 1e-6;
 /// Default [`ImpactSequence::max_problems`]: a chain of `N` touching balls needs `N − 1`.
 pub const DEFAULT_MAX_IMPACT_PROBLEMS: usize = 1000;
 
-/// Default [`ImpactSequence::persistent_steps`]: loaded in the previous step. Longer memories
-/// serve resting piles, whose contacts' loads flicker from step to step (gaps and impulses at
-/// the tolerance: a contact is open at position level or unloaded in one step and loaded in
-/// the next) and which, with the previous step alone, come back as approaching contacts in
-/// later problems of the same step (`docs/performance.md`, "Persistent contacts"). A second
-/// hit on a resting chain soon after a first stays a cradle with either
+/// Default [`ImpactSequence::persistent_steps`]: loaded in the previous step, or in two of
+/// the last 10. Resting piles need the memory: their contacts' loads flicker from step to step
+/// (gaps and impulses at the tolerance: a contact is open at position level or unloaded in one
+/// step and loaded in the next), and with the previous step alone the ones that dropped out
+/// come back as approaching contacts in later problems of the same step (a column of 1 000
+/// spheres: −15 to −20 % time per step; `docs/performance.md`, "Persistent contacts"). A
+/// second hit on a resting chain soon after a first stays a cradle
 /// (`tests/newtons_cradle.rs`, `a_second_hit_soon_after_the_first_is_still_a_cradle`): the
 /// first hit's impulse is one load, and the chain's contacts carry no load above `tol_v`
-/// after it (a hit in the very next step would meet them loaded, with either memory). With
-/// 10 as the default the test suite passes too (but for the test that compares the default
-/// with 10 steps); making it the default is left for a change of its own
-/// (`docs/performance.md`, stop 39).
-pub const DEFAULT_PERSISTENT_STEPS: u32 = 1;
+/// after it (a hit in the very next step would meet them loaded, with any memory).
+pub const DEFAULT_PERSISTENT_STEPS: u32 = 10;
 
 /// Largest [`ImpactSequence::persistent_steps`]: the loads of the last 32 steps are kept
 /// (`saltus_core::contact::ContactHistory::loads`).
