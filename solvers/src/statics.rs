@@ -414,7 +414,7 @@ struct StaticSolve<'o> {
     opts: &'o StaticOptions,
     state: State,
     stage: Stage,
-    /// Multiplier scaling `k = p` [kg].
+    /// Multiplier scaling `k = p` \[kg\].
     mass: f64,
     tol: Tolerance,
     layout: OutputLayout,

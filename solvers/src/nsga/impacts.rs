@@ -11,7 +11,7 @@ use saltus_core::contact::{approach_velocity, generalized_impulse};
 use saltus_core::{Level, Model};
 
 impl Nsga {
-    /// Stage 3: the velocity jump `W` (spec §6). With [`NsgaOptions::impacts`], the sequence of
+    /// Stage 3: the velocity jump `W` (spec §6). With [`super::NsgaOptions::impacts`], the sequence of
     /// impact problems of §9 ([`ImpactSequence`]): each problem is a velocity-stage Newton solve
     /// from the jump reached so far with fresh multipliers; afterwards the stage's multipliers
     /// are the step's total impulses. The caller resets the sequence state (also on error).
