@@ -6,7 +6,9 @@
 //! e = 1: 1 and 0), the largest speed of the others, momentum and energy ratio, impact
 //! problems.
 //!
-//! Run: `cargo bench --bench cradle -- [N] [GAP] [H] [T] [E]` (defaults 50 0 1e-3 1 1).
+//! Run: `cargo bench --bench cradle -- [N] [GAP] [H] [T] [E] [--gauss-seidel]` (defaults 50 0
+//! 1e-3 1 1; `--gauss-seidel`: `ContactSolver::GaussSeidel`, the contact-space sweeps before
+//! the Newton, as for granular models — the spheres are free bodies).
 
 #[path = "../tests/bench_models/mod.rs"]
 mod bench_models;
@@ -39,6 +41,11 @@ fn main() {
         gravity: Vector3::zeros(),
         threads: common::threads(),
         jacobian_reuse: common::jacobian_reuse(),
+        contact_solver: if std::env::args().any(|a| a == "--gauss-seidel") {
+            ContactSolver::GaussSeidel
+        } else {
+            ContactSolver::Newton
+        },
         ..NsgaOptions::default()
     };
     let steps = (t_end / h).round() as usize;

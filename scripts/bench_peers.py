@@ -83,6 +83,11 @@ def cases(exe, peers, quick):
                     [exe["cradle"], str(n), "0", "1e-3", "1"],
                     "Siconos", [SICONOS_PY, "siconos/cradle.py", str(n), "0", "1e-3", "1", "1", "-"],
                     [("last sphere velocity [m/s] (exact 1)", "v_last", "v_last")]))
+    # The same cradle with the contact-space Gauss–Seidel run first (free spheres).
+    out.append(("(b) Newton's cradle N = 50 touching, Gauss–Seidel first",
+                [exe["cradle"], "50", "0", "1e-3", "1", "--gauss-seidel"],
+                "Siconos", [SICONOS_PY, "siconos/cradle.py", "50", "0", "1e-3", "1", "1", "-"],
+                [("last sphere velocity [m/s] (exact 1)", "v_last", "v_last")]))
     out.append(("(d) flexible slider-crank, 8 beams, h = 1e-4, T = 0.5 s",
                 [exe["slider_crank"], "8", "0.5", "1e-4"],
                 "Exudyn", [venv, "exudyn/slider_crank.py", "GE", "8", "0.5", "1e-4", "0.05"],

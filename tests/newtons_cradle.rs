@@ -36,9 +36,22 @@ fn options(impacts: Option<ImpactSequence>) -> NsgaOptions {
 }
 
 /// Final x velocities, the largest number of impact problems in a step and the contacts
-/// closed in that step.
+/// closed in that step (default options: the Newton first).
 fn run(model: &mut Model, impacts: Option<ImpactSequence>) -> (Vec<f64>, usize, usize) {
-    let mut solver = Nsga::new(model, options(impacts)).unwrap();
+    run_with(model, impacts, ContactSolver::Newton)
+}
+
+/// [`run`] with the contact solver run first.
+fn run_with(
+    model: &mut Model,
+    impacts: Option<ImpactSequence>,
+    contact_solver: ContactSolver,
+) -> (Vec<f64>, usize, usize) {
+    let opts = NsgaOptions {
+        contact_solver,
+        ..options(impacts)
+    };
+    let mut solver = Nsga::new(model, opts).unwrap();
     let (mut most, mut closed) = (0, 0);
     while solver.time() < 5e-3 - 1e-12 {
         let stats = solver.step(model).unwrap();
@@ -47,26 +60,36 @@ fn run(model: &mut Model, impacts: Option<ImpactSequence>) -> (Vec<f64>, usize, 
             closed = stats.active_contacts;
         }
     }
+    if contact_solver == ContactSolver::GaussSeidel {
+        // The sweeps settle every position and velocity problem: the Newton never runs.
+        let iterations = solver.summary().iterations();
+        assert_eq!(iterations[1..], [0, 0], "Newton iterations");
+    }
     (solver.nodes().iter().map(|s| s.v.x).collect(), most, closed)
 }
 
+/// Both contact solvers: the Newton first (default) and the contact-space Gauss–Seidel first
+/// (free spheres: each problem's `A` is block diagonal; the chain's contacts are swept in
+/// order).
+const SOLVERS: [ContactSolver; 2] = [ContactSolver::Newton, ContactSolver::GaussSeidel];
+
 #[test]
 fn elastic_cradle_transmits_the_velocity_to_the_last_ball() {
-    for n in [3, 5, 50] {
+    for (n, solver) in [3, 5, 50].into_iter().flat_map(|n| SOLVERS.map(|s| (n, s))) {
         let mut model = cradle(n, 1.0);
-        let (v, problems, closed) = run(&mut model, Some(ImpactSequence::default()));
+        let (v, problems, closed) = run_with(&mut model, Some(ImpactSequence::default()), solver);
         // The impulse passes contact by contact: n − 1 impact problems in the impact step,
         // where the position correction (ball 1 pushed into the chain) closed every contact.
-        assert_eq!(problems, n - 1, "N = {n}");
-        assert_eq!(closed, n - 1, "N = {n}");
+        assert_eq!(problems, n - 1, "N = {n}, {solver:?}");
+        assert_eq!(closed, n - 1, "N = {n}, {solver:?}");
         // Each problem is linear (μ = 0) and solved exactly; 1e-8 m/s (the bound) is
         // far above the round-off of n − 1 chained solves.
         for (i, vi) in v.iter().enumerate().take(n - 1) {
-            assert!(vi.abs() < 1e-8, "N = {n}: ball {i} at {vi} m/s");
+            assert!(vi.abs() < 1e-8, "N = {n}, {solver:?}: ball {i} at {vi} m/s");
         }
         assert!(
             (v[n - 1] - V0).abs() < 1e-8,
-            "N = {n}: last at {}",
+            "N = {n}, {solver:?}: last at {}",
             v[n - 1]
         );
     }
@@ -79,9 +102,12 @@ fn inelastic_cradle_gives_the_sequential_impact_result() {
     //   after 1–2: ((1 − e)/2, (1 + e)/2, 0)
     //   after 2–3: ((1 − e)/2, (1 − e²)/4, (1 + e)²/4)
     //   after 1–2: v₁,₂ = (s ∓ e w)/2 with s, w the sum and difference of the two above.
-    for e in [0.5, 0.8, 0.9] {
+    for (e, solver) in [0.5, 0.8, 0.9]
+        .into_iter()
+        .flat_map(|e| SOLVERS.map(|s| (e, s)))
+    {
         let mut model = cradle(3, e);
-        let (v, problems, _) = run(&mut model, Some(ImpactSequence::default()));
+        let (v, problems, _) = run_with(&mut model, Some(ImpactSequence::default()), solver);
         let (a, b) = ((1.0 - e) / 2.0, (1.0 - e * e) / 4.0);
         let (s, w) = (a + b, a - b);
         let expected = [
@@ -89,14 +115,15 @@ fn inelastic_cradle_gives_the_sequential_impact_result() {
             (s + e * w) / 2.0,
             (1.0 + e) * (1.0 + e) / 4.0,
         ];
-        assert_eq!(problems, 3, "e = {e}");
+        assert_eq!(problems, 3, "e = {e}, {solver:?}");
         for i in 0..3 {
             // Linear problems, but the Newton stops at its tolerance (1e-8 relative to the
             // impulses' size m v₀; the multiplier block is regularized, so one iteration is
-            // not exact): 1e-8 v₀ bounds the error (observed ≈ 1e-10).
+            // not exact), and the Gauss–Seidel at the same residual test: 1e-8 v₀ bounds the
+            // error (observed ≈ 1e-10).
             assert!(
                 (v[i] - expected[i] * V0).abs() < 1e-8 * V0,
-                "e = {e}: ball {i}: {} vs {}",
+                "e = {e}, {solver:?}: ball {i}: {} vs {}",
                 v[i],
                 expected[i]
             );
