@@ -2,7 +2,7 @@
 //! (m = 1 kg, R = 0.1 m, no gravity), frictionless contacts between neighbours with
 //! restitution `e`, the first sphere starting 0.05 m (+ gap) before the others at 1 m/s, the
 //! others at rest and touching (gap 0) or `GAP` apart. Same set-up as the peers' `cradle.py`.
-//! Prints one JSON line: µs/step, the last and first spheres' final velocities (exact with
+//! Prints one JSON line (with the contact solver run first): µs/step, the last and first spheres' final velocities (exact with
 //! e = 1: 1 and 0), the largest speed of the others, momentum and energy ratio, impact
 //! problems.
 //!
@@ -48,6 +48,7 @@ fn main() {
         },
         ..NsgaOptions::default()
     };
+    let contact_solver = opts.contact_solver;
     let steps = (t_end / h).round() as usize;
     let mut solver = Nsga::new(&mut model, opts).unwrap();
     let mut problems = 0;
@@ -66,7 +67,7 @@ fn main() {
         .sum();
     println!(
         "{{\"case\": \"cradle\", \"code\": \"saltus\", \"N\": {n}, \"gap\": {gap}, \"e\": {e}, \"h\": {h:e}, \
-         \"T\": {t_end}, \"steps\": {steps}, \"wall_s\": {wall:.6}, \"us_per_step\": {:.3}, \
+         \"T\": {t_end}, \"contact_solver\": \"{contact_solver:?}\", \"steps\": {steps}, \"wall_s\": {wall:.6}, \"us_per_step\": {:.3}, \
          \"v_first\": {:.9}, \"v_last\": {:.9}, \"v_max_other\": {others:.3e}, \"momentum\": {:.9}, \
          \"energy_ratio\": {:.9}, \"max_impact_problems\": {problems}, \"iterations\": {:?}, \
          \"factorizations\": {:?}}}",

@@ -14,8 +14,10 @@
 //! it first (`NsgaOptions::contact_solver = ContactSolver::GaussSeidel`; the Newton finishes
 //! a solve only if the sweeps do not pass the residual test); for free bodies it never
 //! factorizes the contact network, and it costs a fraction of the Newton's iterations. The
-//! default Newton would also get through, handing the solves it cannot finish to the same
-//! Gauss–Seidel (`NsgaOptions::contact_fallback`), about six times slower. Granular codes run
+//! default Newton, handing the solves it cannot finish to the same Gauss–Seidel
+//! (`NsgaOptions::contact_fallback`), runs this pile more than 20 times slower per step and
+//! stops at t ≈ 0.65 s, in a position solve neither finishes (0.79 s with
+//! `persistent_steps = 1`; `docs/performance.md`, "The settled pile"). Granular codes run
 //! such piles at relative tolerances of 1e-4 (Siconos' NSGS in `../shared/bench-peers`); this
 //! program uses 1e-5. At the default 1e-8 the pile still stops once it settles
 //! (`docs/performance.md`).

@@ -84,7 +84,7 @@ def cases(exe, peers, quick):
                     "Siconos", [SICONOS_PY, "siconos/cradle.py", str(n), "0", "1e-3", "1", "1", "-"],
                     [("last sphere velocity [m/s] (exact 1)", "v_last", "v_last")]))
     # The same cradle with the contact-space Gauss–Seidel run first (free spheres).
-    out.append(("(b) Newton's cradle N = 50 touching, Gauss–Seidel first",
+    out.append(("(b) Newton's cradle N = 50 touching, e = 1, h = 1e-3, T = 1 s, Gauss–Seidel first",
                 [exe["cradle"], "50", "0", "1e-3", "1", "--gauss-seidel"],
                 "Siconos", [SICONOS_PY, "siconos/cradle.py", "50", "0", "1e-3", "1", "1", "-"],
                 [("last sphere velocity [m/s] (exact 1)", "v_last", "v_last")]))

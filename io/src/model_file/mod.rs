@@ -148,10 +148,10 @@ pub struct SimulationSettings {
     /// over the characteristic mass exceeds it is loaded (`persistent_steps`). Default
     /// [`DEFAULT_IMPACT_TOLERANCE`]. Must be finite and > 0.
     pub impact_tolerance: f64,
-    /// Safety cap on the impact problems of one step [-]. Default
+    /// Safety cap on the impact problems of one step \[-\]. Default
     /// [`DEFAULT_MAX_IMPACT_PROBLEMS`]. Must be ≥ 1.
     pub max_impact_problems: usize,
-    /// Memory of a contact's loads [steps]: a closed contact loaded (normal impulse over the
+    /// Memory of a contact's loads \[steps\]: a closed contact loaded (normal impulse over the
     /// characteristic mass above `impact_tolerance`) in the previous step, or in at least two
     /// of the last
     /// `persistent_steps`, is persistent and takes part in every impact problem, approaching
@@ -172,7 +172,8 @@ pub struct SimulationSettings {
     /// How the position and velocity stages solve their contacts: `"newton"` (default:
     /// semi-smooth Newton on all unknowns) or `"gauss_seidel"` (a contact-space nonsmooth
     /// Gauss–Seidel first, then Newton if it does not pass; for granular piles at tolerances of
-    /// 1e-4 … 1e-5, where it costs a fraction of the Newton's). Same residual test.
+    /// 1e-4 … 1e-5, where it costs a fraction of the Newton's, and chains of free bodies such
+    /// as a Newton's cradle). Same residual test.
     pub contact_solver: ContactSolverMode,
 }
 

@@ -604,6 +604,9 @@ impl Stage {
             // `‖r‖` per unit of reaction change, and the residual tolerance, at the last test.
             let (mut per_change, mut target) = (None::<f64>, 0.0);
             let (mut squared_prev, mut pending) = (0.0f64, None::<f64>);
+            // The largest reaction the sweeps of this linearization have set (the scale of
+            // `check_delta`'s round-off when reactions that were set cancel by the end).
+            let mut peak = 0.0f64;
             while done < MAX_SWEEPS {
                 let mut still = false;
                 let mut change = 0.0;
@@ -633,8 +636,9 @@ impl Stage {
                     if accelerate {
                         delta_sweep[..moved].copy_from_slice(&delta[..moved]);
                     }
-                    let (moving, squared);
-                    (moving, change, squared) = sweep(entries, rows, delta, inexact);
+                    let (moving, squared, size);
+                    (moving, change, squared, size) = sweep(entries, rows, delta, inexact);
+                    peak = peak.max(size);
                     if !moving {
                         break;
                     }
@@ -657,7 +661,7 @@ impl Stage {
                     }
                     still = true;
                     if fast && per_change.is_some_and(|k| k * change <= EARLY * target) {
-                        check_delta(delta, delta_start, check, entries, rows, nd);
+                        check_delta(delta, delta_start, check, entries, rows, nd, peak);
                         let (norm, tol_r) = self.test_iterate(
                             model, state, cx, tol, step, smooth, update, contacts, entries, delta,
                         )?;
@@ -672,7 +676,7 @@ impl Stage {
                 let (norm, tol_r) = match early.take() {
                     Some((at, norm, tol_r)) if at == done => (norm, tol_r),
                     _ => {
-                        check_delta(delta, delta_start, check, entries, rows, nd);
+                        check_delta(delta, delta_start, check, entries, rows, nd, peak);
                         self.test_iterate(
                             model, state, cx, tol, step, smooth, update, contacts, entries, delta,
                         )?
@@ -788,11 +792,17 @@ impl Stage {
 }
 
 /// One Gauss–Seidel sweep over `entries` (their rows in `rows`) in order, updating `δ` and each
-/// entry's `Δr_e`: `(moving, the largest reaction change, Σ‖Δr_e‖²)`, `moving` false when that
-/// change was below [`SWEEP_TOLERANCE`] of the largest reaction (converged). Each slip
+/// entry's `Δr_e`: `(moving, the largest reaction change, Σ‖Δr_e‖², the largest reaction)`,
+/// `moving` false when that change was below [`SWEEP_TOLERANCE`] of the largest reaction
+/// (converged). Each slip
 /// direction is solved to `inexact` × the gap change of the contact's last sweep
 /// ([`LOCAL_SLACK`]; 0: to round-off).
-fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64], inexact: f64) -> (bool, f64, f64) {
+fn sweep(
+    entries: &mut [Entry],
+    rows: &Rows,
+    delta: &mut [f64],
+    inexact: f64,
+) -> (bool, f64, f64, f64) {
     let (mut change, mut size, mut squared) = (0.0f64, 0.0f64, 0.0);
     for e in entries.iter_mut() {
         let mut g = e.gaps;
@@ -814,14 +824,18 @@ fn sweep(entries: &mut [Entry], rows: &Rows, delta: &mut [f64], inexact: f64) ->
         change = change.max(dr.amax());
         size = size.max(r.amax());
     }
-    (change > SWEEP_TOLERANCE * size, change, squared)
+    (change > SWEEP_TOLERANCE * size, change, squared, size)
 }
 
 /// Debug builds: `δ = A⁻¹(−R_A) + Σ_e Y_e r_e` on the node rows (`delta_start` the first term),
 /// which the sweeps and the acceleration's one-vector update of `δ` keep to round-off: each
 /// sweep's change of `δ` is rounded at ε ≈ 1.1e-16 of the terms, and `Σ Y_e p_e` carries those
 /// errors on, so that they nest — at worst `K² ε / 2` after `K` sweeps without a restart, 9e-10
-/// at `MAX_SWEEPS`; hence 1e-8 (the suite's settlings stay near 1e-11).
+/// at `MAX_SWEEPS`; hence 1e-8 (the suite's settlings stay near 1e-11). The terms are those
+/// of the check, and of the largest reaction `peak` the sweeps set (`3 max|Y| peak`): a
+/// reaction set and undone leaves its round-off in `δ` (a cradle's position correction: 8e-20
+/// with every reaction back at zero).
+#[allow(clippy::too_many_arguments)]
 fn check_delta(
     delta: &[f64],
     delta_start: &[f64],
@@ -829,6 +843,7 @@ fn check_delta(
     entries: &[Entry],
     rows: &Rows,
     nd: usize,
+    peak: f64,
 ) {
     if !cfg!(debug_assertions) {
         return;
@@ -849,7 +864,12 @@ fn check_delta(
             }
         }
     }
-    let scale = magnitude.iter().fold(0.0f64, |m, v| m.max(*v));
+    let y_max = rows
+        .y
+        .iter()
+        .flat_map(|(_, y)| y)
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = magnitude.iter().fold(3.0 * y_max * peak, |m, v| m.max(*v));
     let worst = expected
         .iter()
         .zip(&delta[..nd])

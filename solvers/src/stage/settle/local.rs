@@ -94,7 +94,7 @@ const MAX_DIRECTION: usize = 30;
 /// `None` when the answer is not within 90° of `d₀` (with a slack: unless `d₀` already passes
 /// it), when it does not settle within [`MAX_DIRECTION`] or leaves the slip branch (`r_N ≤ 0`,
 /// `ḡ_T` against `d`).
-pub(super) fn slip_by_direction(
+fn slip_by_direction(
     w: &Matrix3<f64>,
     c: &Vector3<f64>,
     mu: f64,
