@@ -7,7 +7,10 @@
 //! iterations per stage, the time spent in the detection (the contact group's update, timed
 //! separately: a twin group replays the node states of the run's last steps in order, so that
 //! its candidate list is rebuilt as often as the run's; `detection_steps` of them, up to 199)
-//! and the final kinetic energy and highest centre. Keeping those states costs a copy of the
+//! and the final kinetic energy and highest centre, and the split of a step's time
+//! (`time_split_ms_per_step`: the run's own detection, each stage's assemblies,
+//! factorizations, contact linearizations, sweeps and the rest of its solves, and the time
+//! outside the stages; `NsgaOptions::timings`). Keeping those states costs a copy of the
 //! nodes per step over the last steps, into storage allocated before the timed loop (≈ 0.02
 //! ms at N = 1 000).
 //!
@@ -71,6 +74,8 @@ fn main() {
             ContactSolver::Newton
         },
         tol: common::tolerance(),
+        // The split of the step's time (a few hundred clock readings per step: ≈ 0.03 % here).
+        timings: true,
         ..NsgaOptions::default()
     };
     let steps = (t_end / h).round() as usize;
@@ -144,7 +149,8 @@ fn main() {
          \"max_iterations\": {iterations:?}, \
          \"mean_iterations\": {:?}, \"settled\": {:?}, \"settle_sweeps\": {:?}, \
          \"topology_changes\": {}, \"halvings\": {}, \
-         \"kinetic_energy\": {ke:.6e}, \"highest_centre\": {top:.5}}}",
+         \"kinetic_energy\": {ke:.6e}, \"highest_centre\": {top:.5}, \
+         \"time_split_ms_per_step\": {}}}",
         1e3 * wall / steps.max(1) as f64,
         contacts_sum as f64 / steps.max(1) as f64,
         detection.map_or("null".to_string(), |d| format!("{:.4}", 1e3 * d)),
@@ -154,5 +160,44 @@ fn main() {
         s.stages.iter().map(|st| st.settle_sweeps).collect::<Vec<_>>(),
         s.topology_changes,
         s.halvings,
+        time_split(&s, wall, steps),
     );
+}
+
+/// Where a step's time went, ms/step (`NsgaOptions::timings`): the detection, each stage's
+/// parts and the rest of its solves, and what lies outside the stages (predictor, rebuilds at
+/// contact-set changes, bookkeeping).
+fn time_split(s: &saltus::solvers::RunSummary, wall: f64, steps: usize) -> String {
+    let per = |d: std::time::Duration| 1e3 * d.as_secs_f64() / steps.max(1) as f64;
+    let mut outside = 1e3 * wall / steps.max(1) as f64 - per(s.detection);
+    let stages: Vec<String> = s
+        .stages
+        .iter()
+        .map(|st| {
+            let t = &st.times;
+            let parts = [
+                t.assembly,
+                t.factorization,
+                t.contact_linearization,
+                t.sweeps,
+            ];
+            let rest = per(t.total) - parts.iter().map(|&d| per(d)).sum::<f64>();
+            outside -= per(t.total);
+            format!(
+                "\"{}\": {{\"total\": {:.3}, \"assembly\": {:.3}, \"factorization\": {:.3}, \
+                 \"contact_linearization\": {:.3}, \"sweeps\": {:.3}, \"rest\": {rest:.3}}}",
+                st.name,
+                per(t.total),
+                per(t.assembly),
+                per(t.factorization),
+                per(t.contact_linearization),
+                per(t.sweeps),
+            )
+        })
+        .collect();
+    format!(
+        "{{\"detection\": {:.3}, {}, \"outside_stages\": {outside:.3}}}",
+        per(s.detection),
+        stages.join(", ")
+    )
 }

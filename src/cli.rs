@@ -140,6 +140,10 @@ struct RunArgs {
     /// (default: RAYON_NUM_THREADS, else all cores); results are bit-identical for any number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
+    /// Report where the time went: contact detection, and per stage its assemblies,
+    /// factorizations and contact sweeps.
+    #[arg(long)]
+    timings: bool,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -390,6 +394,7 @@ fn run(args: RunArgs) -> ExitCode {
         adaptive: args.adaptive,
         threads: args.threads.map(|n| n as usize),
         quiet: args.quiet || !std::io::stderr().is_terminal(),
+        timings: args.timings,
     };
     let result = match req.model.clone() {
         Some(path) => run_file(&path, &req),

@@ -7,6 +7,7 @@ use saltus_io::{load_model, parse_str, Format, Hdf5Sink, IoError, ModelFile, Sim
 use saltus_solvers::{ContactSolver, ImpactSequence, Nsga, NsgaOptions, RunSummary, SolveError};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The built-in default model (`models/slider_crank.toml`): a rigid slider–crank spun up from
 /// rest.
@@ -34,6 +35,9 @@ pub struct RunRequest {
     pub threads: Option<usize>,
     /// No progress bar.
     pub quiet: bool,
+    /// Measure where the run's time goes (`NsgaOptions::timings`); the report then has a
+    /// second line with the split.
+    pub timings: bool,
 }
 
 /// Why a run failed.
@@ -118,7 +122,47 @@ impl fmt::Display for RunReport {
                 k => format!(", {k} solves settled by contact Gauss–Seidel"),
             },
             self.output.display()
-        )
+        )?;
+        if s.stages.iter().any(|st| st.times.total > Duration::ZERO) {
+            write!(f, "\n{}", TimeSplit(s))?;
+        }
+        Ok(())
+    }
+}
+
+/// The second line of a timed run's report (`--timings`): seconds in the contact detection,
+/// in each stage's solves and their parts, and outside them (predictor, rebuilds at element-set
+/// changes, output).
+struct TimeSplit<'a>(&'a RunSummary);
+
+impl fmt::Display for TimeSplit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        let secs = |d: Duration| d.as_secs_f64();
+        write!(f, "saltus: time [s]: detection {:.3}", secs(s.detection))?;
+        let mut outside = secs(s.wall) - secs(s.detection);
+        for st in &s.stages {
+            let t = &st.times;
+            outside -= secs(t.total);
+            write!(
+                f,
+                "; {} {:.3} (assembly {:.3}, factorization {:.3}",
+                st.name,
+                secs(t.total),
+                secs(t.assembly),
+                secs(t.factorization)
+            )?;
+            if t.sweeps + t.contact_linearization > Duration::ZERO {
+                write!(
+                    f,
+                    ", contact linearization {:.3}, sweeps {:.3}",
+                    secs(t.contact_linearization),
+                    secs(t.sweeps)
+                )?;
+            }
+            write!(f, ")")?;
+        }
+        write!(f, "; outside the stages {:.3}", outside.max(0.0))
     }
 }
 
@@ -263,6 +307,7 @@ pub fn nsga_options(sim: &SimulationSettings, req: &RunRequest) -> NsgaOptions {
             ContactSolverMode::Newton => ContactSolver::Newton,
             ContactSolverMode::GaussSeidel => ContactSolver::GaussSeidel,
         },
+        timings: req.timings,
         ..NsgaOptions::default()
     }
 }

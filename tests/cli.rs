@@ -52,6 +52,40 @@ fn cli_default_model_runs_and_writes_hdf5() {
     assert!((t[50] - 0.05).abs() < 1e-12);
 }
 
+/// `--timings` adds a line with where the time went: the detection, every stage with its
+/// assemblies and factorizations (the contact sweeps of a model with contacts), and the rest;
+/// without it there is no such line.
+#[test]
+fn cli_timings_report_where_the_time_went() {
+    let d = scratch("timings");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/sphere_pile.toml");
+    let model = model.to_str().unwrap();
+    let o = saltus(
+        &["run", model, "-o", "pile.h5", "--t-end", "0.2", "--timings"],
+        &d,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("saltus: time [s]: detection "))
+        .unwrap_or_else(|| panic!("no timing line in {out}"));
+    for part in [
+        "smooth ",
+        "position ",
+        "velocity ",
+        "assembly ",
+        "sweeps ",
+        "outside the stages ",
+    ] {
+        assert!(line.contains(part), "{part:?} missing: {line}");
+    }
+    let o = saltus(&["run", model, "-o", "pile2.h5", "--t-end", "0.2"], &d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!out.contains("time [s]"), "{out}");
+}
+
 #[test]
 fn cli_model_file_with_overrides() {
     let d = scratch("file");

@@ -170,10 +170,13 @@ impl Nsga {
                 option: "threads",
                 message,
             })?;
-        let smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
+        let mut smooth = Stage::new(NSGA_STAGES[0], Level::Smooth, model, &state)?;
         let smooth_mults = smooth.n_multipliers();
         let mut position = Stage::new(NSGA_STAGES[1], Level::Position, model, &state)?;
         let mut velocity = Stage::new(NSGA_STAGES[2], Level::Velocity, model, &state)?;
+        for stage in [&mut smooth, &mut position, &mut velocity] {
+            stage.set_timing(opts.timings);
+        }
         // Solved by the Gauss–Seidel first, their Newton seldom needs the contacts' pattern.
         let gauss_seidel = opts.contact_solver == ContactSolver::GaussSeidel;
         position.defer_contact_pattern(gauss_seidel);
@@ -799,7 +802,12 @@ impl Nsga {
     /// Run the model's detectors and the pre-step hook, and rebuild the stages if the element
     /// set changed.
     fn prepare(&mut self, model: &mut Model) -> Result<(), SolveError> {
-        model.run_detectors(self.t, self.opts.h, &self.state.prev)?;
+        let clock = self.opts.timings.then(std::time::Instant::now);
+        let detected = model.run_detectors(self.t, self.opts.h, &self.state.prev);
+        if let Some(start) = clock {
+            self.summary.detection += start.elapsed();
+        }
+        detected?;
         if let Some(hook) = self.pre_step.as_mut() {
             hook(model, self.t, &self.state.prev)?;
         }

@@ -24,6 +24,10 @@ pub struct RunSummary {
     /// Per-stage statistics, in the scheme's stage order (solves, iterations, backtracks,
     /// factorizations; failed attempts of halved steps included).
     pub stages: Vec<StageSummary>,
+    /// Wall-clock time of the model's contact detection between steps (zero unless
+    /// [`crate::NsgaOptions::timings`] is on; the stages' parts are in their
+    /// [`StageSummary::times`]).
+    pub detection: Duration,
 }
 
 impl RunSummary {

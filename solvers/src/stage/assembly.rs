@@ -52,6 +52,7 @@ impl Stage {
         if terms != MatrixTerms::None && !self.settling {
             self.full_pattern(model, state);
         }
+        let clock = self.clock();
         // The path the state's pool and policy give.
         let result = 'path: {
             if state.parallel.is_none() || model.elements().len() < PARALLEL_MIN_ELEMENTS {
@@ -78,6 +79,7 @@ impl Stage {
             self.path_choice[kind].record(parallel, start.elapsed().as_secs_f64());
             result
         };
+        self.lap(clock, |t| &mut t.assembly);
         if result.is_err() {
             // The paths leave different memos behind a failed element (the parallel one has
             // evaluated the rest of its block): neither describes a solution.

@@ -17,9 +17,11 @@ mod assembly;
 mod blocks;
 mod newton;
 mod settle;
+mod timing;
 
 use newton::residual_tolerance;
 pub use settle::Settled;
+pub use timing::StageTimes;
 
 use crate::error::SolveError;
 use crate::state::State;
@@ -213,6 +215,8 @@ pub struct StageSummary {
     /// exact Newton: a correction with the first-order matrix contracted less than
     /// `REFINE_RATE`, or refining ran out.
     pub first_order_fallbacks: usize,
+    /// Wall-clock time of the stage's parts (zero unless [`Stage::set_timing`] is on).
+    pub times: StageTimes,
 }
 
 /// One stage: unknowns, pattern, factorization, multipliers and statistics.
@@ -230,6 +234,8 @@ pub struct Stage {
     r_loc: DVector<f64>,
     h_loc: DMatrix<f64>,
     summary: StageSummary,
+    /// Measure [`StageSummary::times`] ([`Stage::set_timing`]).
+    timing: bool,
     /// The previous solve converged at its start point (no correction): the next one checks
     /// its start with a residual-only assembly first.
     converged_at_start: bool,
@@ -330,6 +336,7 @@ impl Stage {
                 name: name.clone(),
                 ..Default::default()
             },
+            timing: false,
             converged_at_start: false,
             converged_in_one: false,
             settle_at_once: false,
@@ -784,11 +791,14 @@ impl Stage {
     fn factorize(&mut self, cx: &StepCx, rhs: Option<&mut [f64]>) -> Result<(), LinearError> {
         self.regularize(cx);
         self.factorized_for = None;
+        let clock = self.clock();
         let (a, generation) = (&self.system.matrix, self.system.generation);
-        match rhs {
-            Some(b) => self.lu.factorize_solve(a, generation, b)?,
-            None => self.lu.factorize(a, generation)?,
-        }
+        let done = match rhs {
+            Some(b) => self.lu.factorize_solve(a, generation, b),
+            None => self.lu.factorize(a, generation),
+        };
+        self.lap(clock, |t| &mut t.factorization);
+        done?;
         self.factorized_for = Some(MatrixFactors::of(cx));
         Ok(())
     }

@@ -26,7 +26,10 @@ impl Stage {
         smooth: Option<&Stage>,
         update: impl FnMut(&mut State),
     ) -> Result<NewtonReport, SolveError> {
-        self.newton_inner(model, state, cx, tol, step, smooth, None, update)
+        let clock = self.clock();
+        let report = self.newton_inner(model, state, cx, tol, step, smooth, None, update);
+        self.lap(clock, |t| &mut t.total);
+        report
     }
 
     /// [`Stage::newton`] whose first corrections may use `donor`'s current factorization instead of
@@ -63,7 +66,10 @@ impl Stage {
             && donor.system.n_node_dofs == self.system.n_node_dofs
             && donor.system.mult_range == self.system.mult_range;
         let donor = usable.then_some(&mut donor.lu);
-        self.newton_inner(model, state, cx, tol, step, smooth, donor, update)
+        let clock = self.clock();
+        let report = self.newton_inner(model, state, cx, tol, step, smooth, donor, update);
+        self.lap(clock, |t| &mut t.total);
+        report
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -496,7 +496,9 @@ impl Stage {
             // Block diagonal (no element couples two nodes): inverted block by block, and
             // each `Y_e` costs its own nodes' blocks. Else one sparse LU, and `Y_e` three
             // solves over all unknowns.
+            let clock = self.clock();
             let by_blocks = blocks.rebuild(&self.system.matrix, self.system.generation);
+            self.lap(clock, |t| &mut t.factorization);
             same_problem |=
                 outer > 0 && by_blocks && blocks.reused() && cx.level == Level::Velocity;
             for (d, r) in delta.iter_mut().zip(&self.system.rhs) {
@@ -505,8 +507,10 @@ impl Stage {
             if by_blocks {
                 blocks.solve_in_place(delta);
             } else {
-                lu.factorize(&self.system.matrix, self.system.generation)
-                    .map_err(linear)?;
+                let clock = self.clock();
+                let factorized = lu.factorize(&self.system.matrix, self.system.generation);
+                self.lap(clock, |t| &mut t.factorization);
+                factorized.map_err(linear)?;
                 lu.solve_in_place(delta).map_err(linear)?;
                 // The LU path's columns (zeroed before each use).
                 for y in ys.iter_mut() {
@@ -521,6 +525,7 @@ impl Stage {
             }
 
             // Each contact's linearization, `Y_e`, `W_ee`, and its reaction's share of `δ`.
+            let clock = self.clock();
             entries.clear();
             rows.jacobian.clear();
             rows.y.clear();
@@ -587,6 +592,7 @@ impl Stage {
                     p: Vector3::zeros(),
                 });
             }
+            self.lap(clock, |t| &mut t.contact_linearization);
 
             // The unknowns the sweeps move (`Y_e`'s rows: the node blocks on the block path):
             // the acceleration's passes over `δ` stop there.
@@ -613,6 +619,7 @@ impl Stage {
                 // The last early test of the batch: the sweep count, `‖r‖` and tolerance.
                 let mut early = None;
                 for _ in 0..batch.min(MAX_SWEEPS - done) {
+                    let clock = self.clock();
                     done += 1;
                     self.summary.settle_sweeps += 1;
                     if let Some(beta) = pending.take() {
@@ -640,6 +647,7 @@ impl Stage {
                     (moving, change, squared, size) = sweep(entries, rows, delta, inexact);
                     peak = peak.max(size);
                     if !moving {
+                        self.lap(clock, |t| &mut t.sweeps);
                         break;
                     }
                     if accelerate {
@@ -659,6 +667,7 @@ impl Stage {
                         }
                         delta_p[..moved].copy_from_slice(&delta_sweep[..moved]);
                     }
+                    self.lap(clock, |t| &mut t.sweeps);
                     still = true;
                     if fast && per_change.is_some_and(|k| k * change <= EARLY * target) {
                         check_delta(delta, delta_start, check, entries, rows, nd, peak);
