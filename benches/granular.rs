@@ -165,8 +165,9 @@ fn main() {
 }
 
 /// Where a step's time went, ms/step (`NsgaOptions::timings`): the detection, each stage's
-/// parts and the rest of its solves, and what lies outside the stages (predictor, rebuilds at
-/// contact-set changes, bookkeeping).
+/// parts and the rest of its solves, and the rest of the timed loop, outside the stages
+/// (predictor, rebuilds at contact-set changes, the impact sequence's bookkeeping, the state
+/// commits, and this loop's own counting and copies).
 fn time_split(s: &saltus::solvers::RunSummary, wall: f64, steps: usize) -> String {
     let per = |d: std::time::Duration| 1e3 * d.as_secs_f64() / steps.max(1) as f64;
     let mut outside = 1e3 * wall / steps.max(1) as f64 - per(s.detection);

@@ -140,8 +140,9 @@ struct RunArgs {
     /// (default: RAYON_NUM_THREADS, else all cores); results are bit-identical for any number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     threads: Option<u64>,
-    /// Report where the time went: contact detection, and per stage its assemblies,
-    /// factorizations and contact sweeps.
+    /// Report where the steps' time went [ms]: contact detection; per stage its total,
+    /// assemblies, factorizations, contact linearizations and sweeps; the rest outside the
+    /// stages (predictor, rebuilds, output writes, progress bar).
     #[arg(long)]
     timings: bool,
     /// No progress bar.

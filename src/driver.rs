@@ -130,39 +130,40 @@ impl fmt::Display for RunReport {
     }
 }
 
-/// The second line of a timed run's report (`--timings`): seconds in the contact detection,
-/// in each stage's solves and their parts, and outside them (predictor, rebuilds at element-set
-/// changes, output).
+/// The second line of a timed run's report (`--timings`), in milliseconds: the contact
+/// detection, each stage's solves in total and their parts, and the rest of the steps' wall
+/// time, outside the stages: predictor, rebuilds when the element set changes, output writes
+/// and the progress bar (not the integrator's set-up nor the output file's closing).
 struct TimeSplit<'a>(&'a RunSummary);
 
 impl fmt::Display for TimeSplit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.0;
-        let secs = |d: Duration| d.as_secs_f64();
-        write!(f, "saltus: time [s]: detection {:.3}", secs(s.detection))?;
-        let mut outside = secs(s.wall) - secs(s.detection);
+        let ms = |d: Duration| 1e3 * d.as_secs_f64();
+        write!(f, "saltus: time [ms]: detection {:.1}", ms(s.detection))?;
+        let mut outside = ms(s.wall) - ms(s.detection);
         for st in &s.stages {
             let t = &st.times;
-            outside -= secs(t.total);
+            outside -= ms(t.total);
             write!(
                 f,
-                "; {} {:.3} (assembly {:.3}, factorization {:.3}",
+                "; {} total {:.1} (assembly {:.1}, factorization {:.1}",
                 st.name,
-                secs(t.total),
-                secs(t.assembly),
-                secs(t.factorization)
+                ms(t.total),
+                ms(t.assembly),
+                ms(t.factorization)
             )?;
             if t.sweeps + t.contact_linearization > Duration::ZERO {
                 write!(
                     f,
-                    ", contact linearization {:.3}, sweeps {:.3}",
-                    secs(t.contact_linearization),
-                    secs(t.sweeps)
+                    ", contact linearization {:.1}, sweeps {:.1}",
+                    ms(t.contact_linearization),
+                    ms(t.sweeps)
                 )?;
             }
             write!(f, ")")?;
         }
-        write!(f, "; outside the stages {:.3}", outside.max(0.0))
+        write!(f, "; outside the stages {outside:.1}")
     }
 }
 

@@ -52,9 +52,11 @@ fn cli_default_model_runs_and_writes_hdf5() {
     assert!((t[50] - 0.05).abs() < 1e-12);
 }
 
-/// `--timings` adds a line with where the time went: the detection, every stage with its
-/// assemblies and factorizations (the contact sweeps of a model with contacts), and the rest;
-/// without it there is no such line.
+/// `--timings` adds a line with where the time went [ms]: the detection, every stage's total
+/// with its assemblies and factorizations (the contact linearizations and sweeps of a model
+/// with contacts), and the rest outside the stages; every figure is a time, so none is
+/// negative, and the parts of a stage do not exceed its total. Without the option there is
+/// no such line.
 #[test]
 fn cli_timings_report_where_the_time_went() {
     let d = scratch("timings");
@@ -68,22 +70,44 @@ fn cli_timings_report_where_the_time_went() {
     assert!(o.status.success(), "{err}");
     let line = out
         .lines()
-        .find(|l| l.starts_with("saltus: time [s]: detection "))
+        .find(|l| l.starts_with("saltus: time [ms]: detection "))
         .unwrap_or_else(|| panic!("no timing line in {out}"));
-    for part in [
-        "smooth ",
-        "position ",
-        "velocity ",
-        "assembly ",
-        "sweeps ",
-        "outside the stages ",
-    ] {
-        assert!(line.contains(part), "{part:?} missing: {line}");
+    // "…; position total 12.3 (assembly 1.0, factorization 0.2, contact linearization 0.4,
+    // sweeps 3.1); …": the figure after each label.
+    let figure = |part: &str, label: &str| -> f64 {
+        let at = part
+            .find(label)
+            .unwrap_or_else(|| panic!("{label:?} missing: {line}"));
+        part[at + label.len()..]
+            .split([',', '(', ')', ';'])
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{label:?} in {line}: {e}"))
+    };
+    let parts: Vec<&str> = line.split("; ").collect();
+    assert_eq!(parts.len(), 5, "{line}");
+    assert!(figure(parts[0], "detection ") >= 0.0, "{line}");
+    for (part, stage) in parts[1..4].iter().zip(["smooth", "position", "velocity"]) {
+        let total = figure(part, &format!("{stage} total "));
+        let mut sum = figure(part, "assembly ") + figure(part, "factorization ");
+        if stage != "smooth" {
+            sum += figure(part, "contact linearization ") + figure(part, "sweeps ");
+        }
+        // Each figure is rounded to 0.1 ms: four of them may overshoot by 0.2 ms.
+        assert!(
+            sum <= total + 0.2,
+            "{stage}: parts {sum} > total {total}: {line}"
+        );
     }
+    // Nothing solved before the first step is counted, so the stages' totals and the detection
+    // fit in the run's wall time (to the rounding of five figures).
+    assert!(figure(parts[4], "outside the stages ") >= -0.25, "{line}");
     let o = saltus(&["run", model, "-o", "pile2.h5", "--t-end", "0.2"], &d);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(!out.contains("time [s]"), "{out}");
+    assert!(!out.contains("time [ms]"), "{out}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ pub use nsga::{
     DEFAULT_IMPACT_TOLERANCE, DEFAULT_MAX_IMPACT_PROBLEMS, DEFAULT_PERSISTENT_STEPS,
     MAX_PERSISTENT_STEPS, NSGA_STAGES,
 };
-pub use stage::{NewtonReport, Stage, StageSummary, Tolerance};
+pub use stage::{NewtonReport, Stage, StageSummary, StageTimes, Tolerance};
 pub use state::{update_position_states, update_velocity_states, ParallelAssembly, State};
 pub use statics::{
     solve_static, solve_static_with_sink, stability_attributes, Stability, StaticOptions,

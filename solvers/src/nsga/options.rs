@@ -107,10 +107,13 @@ pub struct NsgaOptions {
     /// Where the smooth stage's Newton starts (see [`SmoothStart`]). Changes the Newton path,
     /// not the converged solution.
     pub smooth_start: SmoothStart,
-    /// Measure where the run's time goes: each stage's solves, assemblies, factorizations and
-    /// contact-space sweeps ([`crate::stage::StageTimes`], in [`crate::RunSummary::stages`])
-    /// and the contact detection ([`crate::RunSummary::detection`]). Default `false`: reading
-    /// the clock costs tens of nanoseconds per part, a few percent of a small model's step.
+    /// Measure where the steps' time goes: each stage's solves, assemblies, factorizations,
+    /// contact linearizations and contact-space sweeps ([`crate::stage::StageTimes`], in
+    /// [`crate::RunSummary::stages`]) and the contact detection
+    /// ([`crate::RunSummary::detection`]); the start-up solve of [`crate::Nsga::new`] is not
+    /// counted. The rest of [`crate::RunSummary::wall`] lies outside the stages (predictor,
+    /// element-set rebuilds, recording). Default `false`: each part reads the clock twice,
+    /// tens of nanoseconds, as much as some parts of a small model's step cost.
     pub timings: bool,
 }
 

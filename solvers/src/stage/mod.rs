@@ -516,10 +516,11 @@ impl Stage {
         &self.summary
     }
 
-    /// Forget the Newton statistics so far (solves, iterations, backtracks; factorization
-    /// counts are kept), e.g. after a scheme's start-up solve.
+    /// Forget the Newton statistics so far (solves, iterations, backtracks, times;
+    /// factorization counts are kept), e.g. after a scheme's start-up solve.
     pub fn clear_statistics(&mut self) {
         let s = &mut self.summary;
+        s.times = Default::default();
         s.solves = 0;
         s.iterations = 0;
         s.max_iterations = 0;

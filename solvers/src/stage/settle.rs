@@ -534,6 +534,7 @@ impl Stage {
                     continue;
                 };
                 if e.resisted_couples {
+                    self.lap(clock, |t| &mut t.contact_linearization);
                     return Ok((false, f64::INFINITY));
                 }
                 // Columns of `G_e` on the free node unknowns (fixed nodes have none).

@@ -2,13 +2,18 @@
 //! a run's time goes without a profiler (assemblies, factorizations, the contact-space
 //! solver's linearizations and sweeps). Off by default: a step of a small model lasts about a
 //! microsecond, and reading the clock costs tens of nanoseconds.
+//!
+//! Only calls into [`Stage::newton`] and [`Stage::newton_after`] count in `total`; a part
+//! measured in another public call ([`Stage::solve`], [`Stage::determinant`]) adds to that part
+//! but not to `total`.
 
 use super::Stage;
 use std::time::{Duration, Instant};
 
 /// Wall-clock time a stage spent in its parts over a run (zero unless timing is on,
 /// `NsgaOptions::timings`). The parts do not overlap; `total` minus their sum is the rest of
-/// the solves (linear solves, status and line-search logic, state updates, copies).
+/// the solves (the Newton's triangular solves where they are not part of a factorization,
+/// status and line-search logic, state updates, copies).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimes {
     /// The stage's solves in all (each call of the scheme into the stage's Newton).
@@ -16,8 +21,9 @@ pub struct StageTimes {
     /// Element assemblies: residuals with or without iteration matrices, including the
     /// contact-space solver's residual tests and its assemblies of the other elements.
     pub assembly: Duration,
-    /// Numeric factorizations: the Newton's LU, the contact-space solver's LU or its block
-    /// inverses of the other elements' matrix.
+    /// Factorizations: the Newton's LU (with its symbolic analysis and pivot search when it
+    /// needs them, and the triangular solve when one call factorizes and solves), the
+    /// contact-space solver's LU or its block inverses of the other elements' matrix.
     pub factorization: Duration,
     /// The contact-space solver's linearizations of its contacts (`G_e`, `Y_e = A⁻¹G_eᵀ`,
     /// `W_ee` and the reactions' share of `δ`).
@@ -31,7 +37,9 @@ pub(super) type Clock = Option<Instant>;
 
 impl Stage {
     /// Measure the time of this stage's parts into its summary's
-    /// [`StageTimes`](super::StageSummary::times) (`false`, the default: no clock is read).
+    /// [`StageTimes`](super::StageSummary::times) (`false`, the default: the stage reads no
+    /// clock). Counts from the next call on; see the module's note on calls from outside the
+    /// scheme's Newton.
     pub fn set_timing(&mut self, on: bool) {
         self.timing = on;
     }
