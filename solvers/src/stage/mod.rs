@@ -190,6 +190,12 @@ pub struct StageSummary {
     /// solve converged at its start, e.g. a correction with nothing to correct): the Hessian
     /// is assembled only if the start point turns out not to be converged.
     pub start_checks: usize,
+    /// Solves of a stage that runs the contact-space Gauss–Seidel first that settled without
+    /// the residual check of their start point, which a start loaded like the last step's
+    /// would fail: position corrections after one that needed the settling, a velocity
+    /// stage's first impact problem of a step after the last step's did (every
+    /// `SETTLE_AT_ONCE_RUN` = 8th such solve checks its start again).
+    pub skipped_start_checks: usize,
     /// Residual-only convergence checks after the first correction of a solve (tried when the
     /// previous solve converged after one correction); the Hessian is assembled only if the
     /// check fails.
@@ -249,6 +255,12 @@ pub struct Stage {
     /// position correction settles without checking its start point (inside a resting pile,
     /// every one).
     settle_at_once: bool,
+    /// The first solve of the last step (a velocity stage's first impact problem) ended with
+    /// `settle_at_once`: the next step's first solve settles without checking its start.
+    first_settle_at_once: bool,
+    /// The step of the last solve (the first solve of a step is the first of its impact
+    /// sequence).
+    last_solve_step: Option<usize>,
     /// Consecutive solves that settled at once (at most `SETTLE_AT_ONCE_RUN`, then a start
     /// check).
     settled_at_once: u32,
@@ -340,6 +352,8 @@ impl Stage {
             converged_at_start: false,
             converged_in_one: false,
             settle_at_once: false,
+            first_settle_at_once: false,
+            last_solve_step: None,
             settled_at_once: 0,
             name,
             level,
@@ -528,6 +542,7 @@ impl Stage {
         s.residual_assemblies = 0;
         s.start_checks = 0;
         s.one_correction_checks = 0;
+        s.skipped_start_checks = 0;
         s.reused_corrections = 0;
         s.rejected_corrections = 0;
         s.refused_reuses = 0;

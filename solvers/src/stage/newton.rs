@@ -188,20 +188,31 @@ impl Stage {
         // changes nothing else; where it would have passed (the start already converged), the
         // solve ends at the sweeps' converged point instead of the start point, and every
         // `SETTLE_AT_ONCE_RUN`-th solve checks its start again, so that a stage that came to
-        // rest goes back to its checks. Not the velocity stage: an impact sequence's last
-        // problem usually passes at its start, and settling it instead prolongs the sequence
-        // (granular column N = 1 000, every velocity problem at once: 2 828 settled problems
-        // became 6 262, 31 → 44 ms/step). If the settling does not pass (or does not apply, or
-        // fails: not the solve's error), the Newton starts with the start check, at the
-        // sweeps' point if they reduced ‖r‖, else at the start point.
+        // rest goes back to its checks. The velocity stage likewise for the first problem of a
+        // step's impact sequence, when the last step's first problem needed the settling
+        // (a resting pile's loaded contacts: their gravity impulse is never at its start);
+        // not its later problems: the sequence's last one usually passes at its start, and
+        // settling it instead prolongs the sequence (granular column N = 1 000, every
+        // velocity problem at once: 2 828 settled problems became 6 262, 31 → 44 ms/step).
+        // If the settling does not pass (or does not apply, or fails: not the solve's
+        // error), the Newton starts with the start check, at the sweeps' point if they
+        // reduced ‖r‖, else at the start point.
         let mut settled_at_once = None;
+        let first_of_step = self.last_solve_step != Some(step);
+        self.last_solve_step = Some(step);
         if settle_first && !reuse {
             start_check = true;
-            let at_once = self.settle_at_once
-                && cx.level == Level::Position
-                && self.settled_at_once < SETTLE_AT_ONCE_RUN;
-            self.settled_at_once = if at_once { self.settled_at_once + 1 } else { 0 };
+            let at_once = match cx.level {
+                Level::Position => self.settle_at_once,
+                Level::Velocity => first_of_step && self.first_settle_at_once,
+                _ => false,
+            } && self.settled_at_once < SETTLE_AT_ONCE_RUN;
+            // (A velocity stage counts its steps' first solves only.)
+            if cx.level != Level::Velocity || first_of_step {
+                self.settled_at_once = if at_once { self.settled_at_once + 1 } else { 0 };
+            }
             if at_once {
+                self.summary.skipped_start_checks += 1;
                 settle_first = false;
                 let settled =
                     self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
@@ -500,6 +511,9 @@ impl Stage {
             residual: result.1,
             backtracks: total_backtracks,
         };
+        if first_of_step {
+            self.first_settle_at_once = self.settle_at_once;
+        }
         self.record(&report);
         Ok(report)
     }
