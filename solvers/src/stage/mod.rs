@@ -192,9 +192,9 @@ pub struct StageSummary {
     pub start_checks: usize,
     /// Solves of a stage that runs the contact-space Gauss–Seidel first that settled without
     /// the residual check of their start point, which a start loaded like the last step's
-    /// would fail: position corrections after one that needed the settling, a velocity
-    /// stage's first impact problem of a step after the last step's did (every
-    /// `SETTLE_AT_ONCE_RUN` = 8th such solve checks its start again).
+    /// would fail: position corrections after one whose settling took more than one sweep, a
+    /// velocity stage's first impact problem of a step after the last step's was settled
+    /// (after a run of 8 such solves, the next checks its start again).
     pub skipped_start_checks: usize,
     /// Residual-only convergence checks after the first correction of a solve (tried when the
     /// previous solve converged after one correction); the Hessian is assembled only if the
@@ -255,8 +255,9 @@ pub struct Stage {
     /// position correction settles without checking its start point (inside a resting pile,
     /// every one).
     settle_at_once: bool,
-    /// The first solve of the last step (a velocity stage's first impact problem) ended with
-    /// `settle_at_once`: the next step's first solve settles without checking its start.
+    /// The first solve of the last step (a velocity stage's first impact problem) was
+    /// settled by the Gauss–Seidel run first: the next step's first solve settles without
+    /// checking its start.
     first_settle_at_once: bool,
     /// The step of the last solve (the first solve of a step is the first of its impact
     /// sequence).

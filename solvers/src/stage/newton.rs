@@ -189,15 +189,19 @@ impl Stage {
         // solve ends at the sweeps' converged point instead of the start point, and every
         // `SETTLE_AT_ONCE_RUN`-th solve checks its start again, so that a stage that came to
         // rest goes back to its checks. The velocity stage likewise for the first problem of a
-        // step's impact sequence, when the last step's first problem needed the settling
-        // (a resting pile's loaded contacts: their gravity impulse is never at its start);
-        // not its later problems: the sequence's last one usually passes at its start, and
+        // step's impact sequence, when the last step's first problem was settled, in any
+        // number of sweeps: its loaded contacts' gravity impulse is never at its start point
+        // (the smooth velocities), so one sweep there means an exact warm start, not a start
+        // that passes (a resting column of three spheres: every start check failed); not its
+        // later problems: the sequence's last one usually passes at its start, and
         // settling it instead prolongs the sequence (granular column N = 1 000, every
         // velocity problem at once: 2 828 settled problems became 6 262, 31 → 44 ms/step).
         // If the settling does not pass (or does not apply, or fails: not the solve's
         // error), the Newton starts with the start check, at the sweeps' point if they
         // reduced ‖r‖, else at the start point.
         let mut settled_at_once = None;
+        // The solve ended by a settling run first (at once or after the start check).
+        let mut by_settling = false;
         let first_of_step = self.last_solve_step != Some(step);
         self.last_solve_step = Some(step);
         if settle_first && !reuse {
@@ -217,6 +221,7 @@ impl Stage {
                 let settled =
                     self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
                 if let Settled::Passed(norm) = settled {
+                    by_settling = true;
                     settled_at_once = Some(norm);
                 }
             }
@@ -306,7 +311,10 @@ impl Stage {
                 let settled =
                     self.settle_first(model, state, cx, tol, step, smooth, Some(norm), &mut update);
                 match settled {
-                    Settled::Passed(norm) => break (it, norm),
+                    Settled::Passed(norm) => {
+                        by_settling = true;
+                        break (it, norm);
+                    }
                     Settled::NotApplicable => {}
                     Settled::NotPassed => {
                         // The sweeps' point if they reduced ‖r‖, else the start point again;
@@ -512,7 +520,7 @@ impl Stage {
             backtracks: total_backtracks,
         };
         if first_of_step {
-            self.first_settle_at_once = self.settle_at_once;
+            self.first_settle_at_once = by_settling;
         }
         self.record(&report);
         Ok(report)
