@@ -142,7 +142,7 @@ struct RunArgs {
     threads: Option<u64>,
     /// Report where the steps' time went [ms]: contact detection; per stage its total,
     /// assemblies, factorizations, contact linearizations and sweeps; the rest outside the
-    /// stages (predictor, rebuilds, output writes, progress bar).
+    /// stages (predictor, rebuilds, impact bookkeeping, commits, output, progress bar).
     #[arg(long)]
     timings: bool,
     /// No progress bar.

@@ -132,8 +132,9 @@ impl fmt::Display for RunReport {
 
 /// The second line of a timed run's report (`--timings`), in milliseconds: the contact
 /// detection, each stage's solves in total and their parts, and the rest of the steps' wall
-/// time, outside the stages: predictor, rebuilds when the element set changes, output writes
-/// and the progress bar (not the integrator's set-up nor the output file's closing).
+/// time, outside the stages: predictor, rebuilds when the element set changes, the impact
+/// sequence's bookkeeping, the elements' level hooks and commits, output collection and
+/// writes, the progress bar (not the integrator's set-up nor the output file's closing).
 struct TimeSplit<'a>(&'a RunSummary);
 
 impl fmt::Display for TimeSplit<'_> {

@@ -95,15 +95,16 @@ fn cli_timings_report_where_the_time_went() {
         if stage != "smooth" {
             sum += figure(part, "contact linearization ") + figure(part, "sweeps ");
         }
-        // Each figure is rounded to 0.1 ms: four of them may overshoot by 0.2 ms.
+        // Each figure is rounded to 0.1 ms (±0.05): four parts and the total may together
+        // overshoot by 0.25 ms, plus the decimal sums' round-off.
         assert!(
-            sum <= total + 0.2,
+            sum <= total + 0.25 + 1e-9,
             "{stage}: parts {sum} > total {total}: {line}"
         );
     }
     // Nothing solved before the first step is counted, so the stages' totals and the detection
-    // fit in the run's wall time (to the rounding of five figures).
-    assert!(figure(parts[4], "outside the stages ") >= -0.25, "{line}");
+    // fit in the run's wall time; the figure is computed before rounding (-0.0 ≥ 0).
+    assert!(figure(parts[4], "outside the stages ") >= 0.0, "{line}");
     let o = saltus(&["run", model, "-o", "pile2.h5", "--t-end", "0.2"], &d);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");

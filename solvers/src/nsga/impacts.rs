@@ -24,6 +24,7 @@ impl Nsga {
     ) -> Result<(), SolveError> {
         self.impact_rate.clear();
         self.impact_rate.resize(model.elements().len(), f64::NAN);
+        self.velocity.begin_sequence();
         let Some(seq) = self.opts.impacts else {
             self.correction(model, Level::Velocity, h, t, step, update_velocity_states)?;
             self.step_start_rates(model);

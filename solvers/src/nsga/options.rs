@@ -112,7 +112,10 @@ pub struct NsgaOptions {
     /// [`crate::RunSummary::stages`]) and the contact detection
     /// ([`crate::RunSummary::detection`]); the start-up solve of [`crate::Nsga::new`] is not
     /// counted. The rest of [`crate::RunSummary::wall`] lies outside the stages (predictor,
-    /// element-set rebuilds, recording). Default `false`: each part reads the clock twice,
+    /// element-set rebuilds, the impact sequence's bookkeeping, the elements' level hooks and
+    /// commits, output collection and recording). `wall` covers one [`crate::Nsga::run`]
+    /// call, the times every solve since `new`: the two compare for a run that is the
+    /// integrator's only one. Default `false`: each part reads the clock twice,
     /// tens of nanoseconds, as much as some parts of a small model's step cost.
     pub timings: bool,
 }

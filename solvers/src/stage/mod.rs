@@ -192,9 +192,10 @@ pub struct StageSummary {
     pub start_checks: usize,
     /// Solves of a stage that runs the contact-space Gauss–Seidel first that settled without
     /// the residual check of their start point, which a start loaded like the last step's
-    /// would fail: position corrections after one whose settling took more than one sweep, a
-    /// velocity stage's first impact problem of a step after the last step's was settled
-    /// (after a run of 8 such solves, the next checks its start again).
+    /// would fail, and whose settling passed: position corrections after one whose settling
+    /// took more than one sweep, a velocity stage's first problem of a step's sequence
+    /// ([`Stage::begin_sequence`]) after the last sequence's first was settled (after a run
+    /// of 8 such solves, the next checks its start again).
     pub skipped_start_checks: usize,
     /// Residual-only convergence checks after the first correction of a solve (tried when the
     /// previous solve converged after one correction); the Hessian is assembled only if the
@@ -255,15 +256,14 @@ pub struct Stage {
     /// position correction settles without checking its start point (inside a resting pile,
     /// every one).
     settle_at_once: bool,
-    /// The first solve of the last step (a velocity stage's first impact problem) was
-    /// settled by the Gauss–Seidel run first: the next step's first solve settles without
-    /// checking its start.
+    /// The last sequence's first solve ([`Stage::begin_sequence`]) was settled by the
+    /// Gauss–Seidel run first: the next sequence's first solve settles without checking its
+    /// start.
     first_settle_at_once: bool,
-    /// The step of the last solve (the first solve of a step is the first of its impact
-    /// sequence).
-    last_solve_step: Option<usize>,
+    /// The next solve is the first of a sequence ([`Stage::begin_sequence`]).
+    sequence_start: bool,
     /// Consecutive solves that settled at once (at most `SETTLE_AT_ONCE_RUN`, then a start
-    /// check).
+    /// check): position corrections, and a velocity stage's sequences' first solves.
     settled_at_once: u32,
     /// Element handles the pattern was built for (element order) and the model topology.
     handles: Vec<ElementId>,
@@ -354,7 +354,7 @@ impl Stage {
             converged_in_one: false,
             settle_at_once: false,
             first_settle_at_once: false,
-            last_solve_step: None,
+            sequence_start: false,
             settled_at_once: 0,
             name,
             level,
@@ -650,6 +650,15 @@ impl Stage {
             self.factorized_for = None;
             self.admissible[ie] = admissible;
         }
+    }
+
+    /// The next solve is the first of a sequence of problems within one step (NSGA's velocity
+    /// jump: the first impact problem, or the one simultaneous problem). A stage that runs
+    /// the Gauss–Seidel first settles such a solve without its start check when the last
+    /// sequence's first solve was settled (a resting pile's loaded contacts fail that check
+    /// every step); the sequence's later solves keep their checks.
+    pub fn begin_sequence(&mut self) {
+        self.sequence_start = true;
     }
 
     /// Every element takes part again ([`Stage::set_admissible`]).

@@ -187,9 +187,10 @@ impl Stage {
         // spheres) that fails every step. Where the check would have failed, skipping it
         // changes nothing else; where it would have passed (the start already converged), the
         // solve ends at the sweeps' converged point instead of the start point, and every
-        // `SETTLE_AT_ONCE_RUN`-th solve checks its start again, so that a stage that came to
-        // rest goes back to its checks. The velocity stage likewise for the first problem of a
-        // step's impact sequence, when the last step's first problem was settled, in any
+        // solve after a run of `SETTLE_AT_ONCE_RUN` checks its start again, so that a stage that
+        // came to rest goes back to its checks. The velocity stage likewise for the first
+        // problem of a step's sequence (`Stage::begin_sequence`: the impact sequence, or the
+        // one simultaneous problem), when the last sequence's first problem was settled, in any
         // number of sweeps: its loaded contacts' gravity impulse is never at its start point
         // (the smooth velocities), so one sweep there means an exact warm start, not a start
         // that passes (a resting column of three spheres: every start check failed); not its
@@ -202,8 +203,7 @@ impl Stage {
         let mut settled_at_once = None;
         // The solve ended by a settling run first (at once or after the start check).
         let mut by_settling = false;
-        let first_of_step = self.last_solve_step != Some(step);
-        self.last_solve_step = Some(step);
+        let first_of_step = std::mem::take(&mut self.sequence_start);
         if settle_first && !reuse {
             start_check = true;
             let at_once = match cx.level {
@@ -211,16 +211,16 @@ impl Stage {
                 Level::Velocity => first_of_step && self.first_settle_at_once,
                 _ => false,
             } && self.settled_at_once < SETTLE_AT_ONCE_RUN;
-            // (A velocity stage counts its steps' first solves only.)
+            // (A velocity stage counts its sequences' first solves only.)
             if cx.level != Level::Velocity || first_of_step {
                 self.settled_at_once = if at_once { self.settled_at_once + 1 } else { 0 };
             }
             if at_once {
-                self.summary.skipped_start_checks += 1;
                 settle_first = false;
                 let settled =
                     self.settle_first(model, state, cx, tol, step, smooth, None, &mut update);
                 if let Settled::Passed(norm) = settled {
+                    self.summary.skipped_start_checks += 1;
                     by_settling = true;
                     settled_at_once = Some(norm);
                 }
@@ -687,8 +687,8 @@ fn probe_served(probe: Probe, norm: f64, prev: f64, tolerance: f64) -> bool {
 /// Longest wait (in solves) of [`Tolerance::exact_reuse`] after refused attempts.
 const EXACT_REUSE_MAX_WAIT: u32 = 64;
 
-/// Consecutive position corrections that settle at once (without their start check) before one
-/// checks its start again: a stage whose start stopped needing the settling (the contacts came
+/// Consecutive position corrections (or a velocity stage's sequences' first solves) that settle
+/// at once (without their start check) before one checks its start again: a stage whose start stopped needing the settling (the contacts came
 /// to rest) finds out within this many solves, and a resting pile pays one check in nine.
 const SETTLE_AT_ONCE_RUN: u32 = 8;
 

@@ -4,16 +4,17 @@
 //! microsecond, and reading the clock costs tens of nanoseconds.
 //!
 //! Only calls into [`Stage::newton`] and [`Stage::newton_after`] count in `total`; a part
-//! measured in another public call ([`Stage::solve`], [`Stage::determinant`]) adds to that part
-//! but not to `total`.
+//! measured in another public call (an assembly, [`Stage::settle_contacts`], [`Stage::solve`],
+//! [`Stage::determinant`]) adds to that part but not to `total`.
 
 use super::Stage;
 use std::time::{Duration, Instant};
 
 /// Wall-clock time a stage spent in its parts over a run (zero unless timing is on,
 /// `NsgaOptions::timings`). The parts do not overlap; `total` minus their sum is the rest of
-/// the solves (the Newton's triangular solves where they are not part of a factorization,
-/// status and line-search logic, state updates, copies).
+/// the solves (the Newton's and the settling's triangular solves where they are not part of a
+/// factorization, building a deferred contact pattern or the settling's own system, status
+/// and line-search logic, state updates, copies).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageTimes {
     /// The stage's solves in all (each call of the scheme into the stage's Newton).
